@@ -1,0 +1,35 @@
+# acpgen developer tasks. `make help` lists them.
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+
+.PHONY: help install build check test snapshots typecheck clean
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+install: $(BIN)/acpgen ## create .venv with acpgen and its dev dependencies
+
+$(BIN)/acpgen: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	@touch $@
+
+build: install ## generate every target of acpgen.toml into generated/
+	$(BIN)/acpgen build
+
+check: install ## exit 1 when generated/ differs from what build would write
+	$(BIN)/acpgen check
+
+test: install ## run the whole test suite
+	$(BIN)/python -m pytest -q
+
+snapshots: install ## accept changed golden snapshots (review the diff first)
+	$(BIN)/python -m pytest -q tests/test_snapshots.py --snapshot-update
+
+typecheck: install ## mypy --strict on acpgen itself
+	$(BIN)/mypy
+
+clean: ## remove caches
+	rm -rf .pytest_cache .mypy_cache

@@ -1,0 +1,134 @@
+"""The pipeline, in order: load -> build IR -> naming -> render -> format -> (write).
+
+The only module that chains the stages. Everything returns values; ``write``
+is the only stage that touches the disk, and only ``build`` calls it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from acpgen import __version__, ir
+from acpgen.build import build_protocol
+from acpgen.config import Config, Target
+from acpgen.errors import AcpgenError, Collector, Diagnostic
+from acpgen.format import format_file
+from acpgen.header import Inputs
+from acpgen.load import RawDocument, load_inputs
+from acpgen.naming import Names, decide, unused_overrides
+from acpgen.render.env import templates_digest
+from acpgen.render import PYTHON_STYLES, RenderedFile, render_package_init, render_python
+from acpgen.write import MANIFEST, Drift, check, manifest_text, write_tree
+
+
+@dataclass(frozen=True)
+class Built:
+    raw: RawDocument
+    protocol: ir.Protocol
+    names: Names
+
+
+def build_ir(schema: Path, naming: Config | None = None) -> list[Built]:
+    problems = Collector()
+    out: list[Built] = []
+    for raw in load_inputs(schema):
+        try:
+            protocol = build_protocol(raw)
+            names = decide(protocol, naming.naming if naming else None)
+            out.append(Built(raw, protocol, names))
+        except AcpgenError as exc:
+            problems.extend(exc)
+    problems.raise_if_any()
+    return out
+
+
+def _source_name(raw: RawDocument, root: Path) -> str:
+    path = Path(raw.source.path)
+    try:
+        return Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
+    except ValueError:
+        return path.name
+
+
+def render_target(target: Target, config: Config) -> dict[PurePosixPath, str]:
+    built = build_ir(target.schema, config)
+    unused = unused_overrides(config.naming, [b.protocol for b in built])
+    if unused and len(config.targets) == 1:
+        raise AcpgenError(
+            [Diagnostic("ACPG302", f"naming override {k!r} matches nothing", config.source, "/naming/" + k) for k in unused]
+        )
+    files: list[RenderedFile] = []
+    for style in target.styles:
+        modules: list[str] = []
+        for b in built:
+            inputs = Inputs(
+                label=b.protocol.label,
+                schema_name=f"{b.protocol.tree}/{Path(b.raw.source.path).name}",
+                schema_sha256=b.protocol.source_sha256,
+                meta_sha256=b.protocol.meta_sha256,
+                style=style,
+                templates_sha256=templates_digest(),
+            )
+            if style in PYTHON_STYLES:
+                rendered = render_python(b.protocol, b.names, inputs, style)
+                rendered = RenderedFile(
+                    rendered.path,
+                    rendered.text,
+                    rendered.style,
+                    rendered.tree,
+                    rendered.stability,
+                    rendered.module,
+                    _source_name(b.raw, config.root),
+                    b.protocol.source_sha256,
+                )
+                modules.append(rendered.path.stem)
+                files.append(rendered)
+        if style in PYTHON_STYLES:
+            files.append(render_package_init(style, modules))
+    out: dict[PurePosixPath, str] = {}
+    entries: list[dict[str, object]] = []
+    problems = Collector()
+    for f in files:
+        try:
+            text = format_file(f.path, f.text)
+        except AcpgenError as exc:
+            problems.extend(exc)
+            continue
+        out[f.path] = text
+        entry: dict[str, object] = {"path": f.path.as_posix(), "style": f.style}
+        if f.tree:
+            entry.update(tree=f.tree, stability=f.stability, source=f.source, sha256=f.source_sha256)
+        if f.module:
+            entry["module"] = f.module
+        entries.append(entry)
+    problems.raise_if_any()
+    out[PurePosixPath(MANIFEST)] = manifest_text(entries, __version__)
+    return out
+
+
+def render_all(config: Config) -> list[tuple[Target, dict[PurePosixPath, str]]]:
+    """Render every target; all errors of all targets are reported together."""
+    problems = Collector()
+    results: list[tuple[Target, dict[PurePosixPath, str]]] = []
+    for target in config.targets:
+        try:
+            results.append((target, render_target(target, config)))
+        except AcpgenError as exc:
+            problems.extend(exc)
+    problems.raise_if_any()
+    return results
+
+
+def build(config: Config) -> list[tuple[Target, int]]:
+    results = render_all(config)  # nothing is written unless every target rendered
+    written = []
+    for target, files in results:
+        write_tree(target.out, files)
+        written.append((target, len(files)))
+    return written
+
+
+def check_all(config: Config) -> list[tuple[Target, Drift]]:
+    return [(target, check(target.out, files)) for target, files in render_all(config)]

@@ -1,0 +1,163 @@
+"""The ``acpgen`` command line. Turns arguments into a Config, calls the pipeline,
+prints diagnostics and sets the exit status (0 ok, 1 stale output, 2 bad input)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from pathlib import Path
+from typing import Callable, Optional, TypeVar
+
+import typer
+
+from acpgen import __version__
+from acpgen.config import Config, Target, find_config, load_config
+from acpgen.errors import AcpgenError, Diagnostic
+from acpgen.render import STYLES
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Generate Python bindings and reference docs from ACP JSON Schema releases.",
+)
+
+T = TypeVar("T")
+_state = {"debug": False}
+
+
+def _guard(fn: Callable[[], T]) -> T:
+    try:
+        return fn()
+    except AcpgenError as exc:
+        for d in exc.diagnostics:
+            typer.echo(d.render(), err=True)
+        raise typer.Exit(2)
+    except typer.Exit:
+        raise
+    except Exception as exc:  # pragma: no cover - a bug in acpgen itself
+        if _state["debug"]:
+            traceback.print_exc()
+        else:
+            typer.echo(f"acpgen: internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)", err=True)
+        raise typer.Exit(3)
+
+
+def _config(schema: Optional[Path], out: Optional[Path], styles: list[str], config: Optional[Path]) -> Config:
+    for s in styles:
+        if s not in STYLES:
+            raise AcpgenError([Diagnostic("ACPG501", f"unknown style {s!r}; choose from {', '.join(STYLES)}", "--style")])
+    if schema is not None:
+        target_out = out if out is not None else Path("generated") / schema.resolve().name.removesuffix(".json")
+        base = load_config(config, STYLES) if config else None
+        return Config(
+            Path.cwd(),
+            (Target(str(schema), schema, target_out, tuple(styles) or ("pydantic",)),),
+            base.naming if base else {},
+            base.source if base else "",
+        )
+    path = config or find_config(Path.cwd())
+    if path is None:
+        raise AcpgenError(
+            [Diagnostic("ACPG501", "no --schema given and no acpgen.toml or [tool.acpgen] found", str(Path.cwd()))]
+        )
+    cfg = load_config(path, STYLES)
+    if out is not None or styles:
+        cfg = Config(
+            cfg.root,
+            tuple(
+                Target(t.name, t.schema, out or t.out, tuple(styles) or t.styles, t.overlays)
+                for t in cfg.targets
+            ),
+            cfg.naming,
+            cfg.source,
+        )
+    return cfg
+
+
+SchemaOpt = typer.Option(None, "--schema", help="A schema file or a release directory.")
+OutOpt = typer.Option(None, "--out", help="Output directory (owned by acpgen).")
+StyleOpt = typer.Option([], "--style", help=f"Output style, repeatable: {', '.join(STYLES)}.")
+ConfigOpt = typer.Option(None, "--config", help="acpgen.toml or pyproject.toml to read.")
+
+
+@app.callback()
+def _main(
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks of internal errors."),
+    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+) -> None:
+    _state["debug"] = debug
+    if version:
+        typer.echo(f"acpgen {__version__}")
+        raise typer.Exit(0)
+
+
+@app.command()
+def build(
+    schema: Optional[Path] = SchemaOpt,
+    out: Optional[Path] = OutOpt,
+    style: list[str] = StyleOpt,
+    config: Optional[Path] = ConfigOpt,
+) -> None:
+    """Generate every target (or one --schema) and write it atomically."""
+    from acpgen import api
+
+    def run() -> None:
+        cfg = _config(schema, out, style, config)
+        for target, count in api.build(cfg):
+            typer.echo(f"{target.name}: wrote {count} files to {target.out}")
+
+    _guard(run)
+
+
+@app.command()
+def check(
+    schema: Optional[Path] = SchemaOpt,
+    out: Optional[Path] = OutOpt,
+    style: list[str] = StyleOpt,
+    config: Optional[Path] = ConfigOpt,
+) -> None:
+    """Exit 1 and list the files that differ from what build would write."""
+    from acpgen import api
+
+    def run() -> int:
+        cfg = _config(schema, out, style, config)
+        status = 0
+        for target, drift in api.check_all(cfg):
+            for label, paths in (("stale", drift.stale), ("missing", drift.missing), ("extra", drift.extra)):
+                for p in paths:
+                    typer.echo(f"{label}: {target.out / p}")
+            if not drift.clean:
+                status = 1
+        if status:
+            typer.echo("generated output is out of date; run `acpgen build` (make build)", err=True)
+        else:
+            typer.echo("generated output is up to date")
+        return status
+
+    raise typer.Exit(_guard(run))
+
+
+@app.command()
+def ir(
+    schema: Path = typer.Option(..., "--schema", help="A schema file or a release directory."),
+    config: Optional[Path] = ConfigOpt,
+) -> None:
+    """Print the intermediate model (and the names decided for it) as sorted JSON."""
+    from acpgen import api
+    from acpgen.ir import to_jsonable
+
+    def run() -> None:
+        cfg = load_config(config, STYLES) if config else None
+        built = api.build_ir(schema, cfg)
+        doc = {
+            b.protocol.label: {"protocol": to_jsonable(b.protocol), "names": dict(sorted(b.names.types.items()))}
+            for b in built
+        }
+        sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+    _guard(run)
+
+
+def main() -> None:
+    app()

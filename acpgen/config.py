@@ -1,0 +1,141 @@
+"""Configuration: ``acpgen.toml`` or ``[tool.acpgen]`` in ``pyproject.toml``.
+
+```toml
+[[target]]
+name = "v0.1.3"                       # free text, shown in messages
+schema = "schemas/acp/v0.1.3"         # a schema file or a release directory
+styles = ["pydantic"]
+out = "generated/v0.1.3"
+
+[naming]                              # reviewed overrides, each with a reason
+"ContentBlock#text" = { name = "TextBlock", reason = "matches the SDK's public name" }
+```
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acpgen.errors import AcpgenError, Diagnostic
+from acpgen.naming import Override
+from acpgen.source import display_path
+
+DEFAULT_STYLES = ("pydantic",)
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    schema: Path
+    out: Path
+    styles: tuple[str, ...] = DEFAULT_STYLES
+    overlays: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path
+    targets: tuple[Target, ...]
+    naming: dict[str, Override] = field(default_factory=dict)
+    source: str = ""
+
+
+def find_config(start: Path) -> Path | None:
+    for directory in [start, *start.parents]:
+        candidate = directory / "acpgen.toml"
+        if candidate.is_file():
+            return candidate
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, OSError):
+                continue
+            if "acpgen" in data.get("tool", {}):
+                return pyproject
+    return None
+
+
+def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
+    name = display_path(path)
+
+    def err(message: str, pointer: str = "") -> AcpgenError:
+        return AcpgenError([Diagnostic("ACPG501", message, name, pointer)])
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise err("configuration file does not exist")
+    except tomllib.TOMLDecodeError as exc:
+        raise err(f"invalid TOML: {exc}")
+    if path.name == "pyproject.toml":
+        data = data.get("tool", {}).get("acpgen")
+        if not isinstance(data, dict):
+            raise err("no [tool.acpgen] table")
+    root = path.parent
+    problems: list[Diagnostic] = []
+    targets: list[Target] = []
+    raw_targets = data.get("target", [])
+    if not isinstance(raw_targets, list) or not raw_targets:
+        raise err("declare at least one [[target]] with schema and out", "/target")
+    for i, t in enumerate(raw_targets):
+        at = f"/target/{i}"
+        if not isinstance(t, dict):
+            problems.append(Diagnostic("ACPG501", "a target must be a table", name, at))
+            continue
+        unknown = sorted(set(t) - {"name", "schema", "out", "styles", "overlays"})
+        if unknown:
+            problems.append(Diagnostic("ACPG501", f"unknown key(s) {', '.join(unknown)}", name, at))
+        schema, out = t.get("schema"), t.get("out")
+        if not isinstance(schema, str) or not isinstance(out, str):
+            problems.append(Diagnostic("ACPG501", "schema and out must be strings", name, at))
+            continue
+        styles = t.get("styles", list(DEFAULT_STYLES))
+        if not isinstance(styles, list) or not styles or any(s not in known_styles for s in styles):
+            problems.append(
+                Diagnostic("ACPG501", f"styles must be a non-empty list of {', '.join(known_styles)}", name, at + "/styles")
+            )
+            continue
+        overlays = t.get("overlays", [])
+        if not isinstance(overlays, list) or not all(isinstance(o, str) for o in overlays):
+            problems.append(Diagnostic("ACPG501", "overlays must be a list of paths", name, at + "/overlays"))
+            continue
+        targets.append(
+            Target(
+                name=str(t.get("name", schema)),
+                schema=root / schema,
+                out=root / out,
+                styles=tuple(dict.fromkeys(styles)),
+                overlays=tuple(root / o for o in overlays),
+            )
+        )
+    naming: dict[str, Override] = {}
+    raw_naming = data.get("naming", {})
+    if not isinstance(raw_naming, dict):
+        problems.append(Diagnostic("ACPG501", "[naming] must be a table", name, "/naming"))
+        raw_naming = {}
+    for key, entry in sorted(raw_naming.items()):
+        ok = isinstance(entry, dict) and isinstance(entry.get("name"), str) and entry["name"].isidentifier()
+        if not ok or not isinstance(entry.get("reason"), str) or not entry["reason"].strip():
+            problems.append(
+                Diagnostic(
+                    "ACPG302",
+                    "a naming override needs an identifier `name` and a non-empty `reason`",
+                    name,
+                    "/naming/" + key,
+                )
+            )
+            continue
+        naming[key] = Override(entry["name"], entry["reason"])
+    if problems:
+        raise AcpgenError(problems)
+    return Config(root, tuple(targets), naming, name)
+
+
+def single_target(schema: Path, out: Path, styles: tuple[str, ...]) -> Config:
+    return Config(Path.cwd(), (Target(str(schema), schema, out, styles),))
+
+

@@ -1,0 +1,96 @@
+"""User-facing diagnostics: one catalogue of stable codes, one line per problem.
+
+Every failure a user can cause is an :class:`AcpgenError` carrying one or more
+:class:`Diagnostic` values. The CLI prints them as
+``file[:line:col]: CODE /json/pointer: message`` and exits with status 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+#: code -> short title. Codes are stable: tests, docs and users refer to them.
+CATALOGUE: dict[str, str] = {
+    # input files
+    "ACPG100": "input not found",
+    "ACPG101": "invalid JSON",
+    "ACPG102": "empty file",
+    "ACPG103": "not a text file",
+    "ACPG104": "not a JSON Schema document",
+    "ACPG105": "no schema in directory",
+    "ACPG106": "malformed meta file",
+    # schema constructs
+    "ACPG201": "$defs entry is not a schema",
+    "ACPG202": "malformed keyword",
+    "ACPG203": "dangling $ref",
+    "ACPG204": "remote $ref",
+    "ACPG205": "$ref cycle without an object",
+    "ACPG206": "duplicate tag value",
+    "ACPG207": "unsupported construct",
+    "ACPG208": "nesting too deep",
+    # naming
+    "ACPG301": "name clash",
+    "ACPG302": "invalid naming override",
+    # overlays
+    "ACPG401": "overlay syntax error",
+    "ACPG402": "invalid overlay",
+    "ACPG403": "overlay target missing",
+    # configuration
+    "ACPG501": "configuration error",
+    # output
+    "ACPG601": "output not writable",
+    "ACPG602": "formatting failed",
+    "ACPG603": "refusing to overwrite a file acpgen did not write",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    code: str
+    message: str
+    file: str = ""
+    pointer: str = ""
+    line: int | None = None
+    col: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.code not in CATALOGUE:
+            raise ValueError(f"unknown diagnostic code {self.code}")
+
+    def render(self) -> str:
+        where = self.file or "<input>"
+        if self.line is not None:
+            where += f":{self.line}:{self.col if self.col is not None else 1}"
+        pointer = self.pointer if self.pointer else "/"
+        return f"{where}: {self.code} {pointer}: {self.message}"
+
+
+class AcpgenError(Exception):
+    """Raised with every diagnostic a stage found."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic]) -> None:
+        # one problem found on two paths through the schema is reported once
+        self.diagnostics: tuple[Diagnostic, ...] = tuple(dict.fromkeys(diagnostics))
+        super().__init__("\n".join(d.render() for d in self.diagnostics))
+
+
+def fail(code: str, message: str, file: str = "", pointer: str = "") -> AcpgenError:
+    return AcpgenError([Diagnostic(code, message, file, pointer)])
+
+
+class Collector:
+    """Gathers diagnostics during a stage so that all of them are reported."""
+
+    def __init__(self) -> None:
+        self.items: list[Diagnostic] = []
+
+    def add(self, code: str, message: str, file: str = "", pointer: str = "") -> None:
+        self.items.append(Diagnostic(code, message, file, pointer))
+
+    def extend(self, error: AcpgenError) -> None:
+        self.items.extend(error.diagnostics)
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise AcpgenError(self.items)

@@ -1,0 +1,325 @@
+"""The intermediate model: what the schema means, never how Python spells it.
+
+Frozen dataclasses only. Every named node carries its :class:`Origin` (source
+file and JSON pointer, and the RFD overlay that changed it, if any). Renderers
+see nothing but these values and the name table built by ``acpgen.naming``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any, Literal, Union
+
+JsonValue = Any
+
+# --------------------------------------------------------------------------- origin
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    file: str
+    pointer: str
+    overlay: str | None = None
+
+
+# --------------------------------------------------------------------------- types
+
+
+@dataclass(frozen=True, slots=True)
+class Constraints:
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    exclusive_minimum: int | float | None = None
+    exclusive_maximum: int | float | None = None
+    multiple_of: int | float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    pattern: str | None = None
+    format: str | None = None
+    content_encoding: str | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+
+    def is_empty(self) -> bool:
+        return all(getattr(self, f.name) is None for f in fields(self))
+
+
+NO_CONSTRAINTS = Constraints()
+
+PrimKind = Literal["string", "integer", "number", "boolean"]
+
+
+@dataclass(frozen=True, slots=True)
+class Prim:
+    """A JSON primitive: string, integer, number or boolean, with its constraints."""
+
+    kind: PrimKind
+    constraints: Constraints = NO_CONSTRAINTS
+
+
+@dataclass(frozen=True, slots=True)
+class AnyT:
+    """Any JSON value."""
+
+
+@dataclass(frozen=True, slots=True)
+class NullT:
+    """Exactly ``null``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lit:
+    """One of a fixed set of JSON scalars (``const`` or an inline ``enum``)."""
+
+    values: tuple[JsonValue, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A named node of the IR (a ``$defs`` entry or a node lifted out of one)."""
+
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Array:
+    items: TypeExpr
+    constraints: Constraints = NO_CONSTRAINTS
+
+
+@dataclass(frozen=True, slots=True)
+class Map:
+    """A JSON object used as a string-keyed map."""
+
+    values: TypeExpr
+
+
+@dataclass(frozen=True, slots=True)
+class Tuple:
+    items: tuple[TypeExpr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Nullable:
+    inner: TypeExpr
+
+
+@dataclass(frozen=True, slots=True)
+class AnyOf:
+    """An inline untagged union of type expressions (no class of its own)."""
+
+    members: tuple[TypeExpr, ...]
+
+
+TypeExpr = Union[Prim, AnyT, NullT, Lit, Ref, Array, Map, Tuple, Nullable, AnyOf]
+
+
+# --------------------------------------------------------------------------- defs
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    wire_name: str
+    type: TypeExpr
+    required: bool
+    origin: Origin
+    description: str | None = None
+    has_default: bool = False
+    default: JsonValue = None
+    default_on_error: bool = False
+    skip_invalid_items: bool = False
+
+    @property
+    def nullable(self) -> bool:
+        return isinstance(self.type, Nullable)
+
+
+@dataclass(frozen=True, slots=True)
+class Mixin:
+    """One branch of an untagged union flattened into an object (serde ``flatten``)."""
+
+    title: str | None
+    description: str | None
+    base: str | None
+    fields: tuple[Field, ...]
+    origin: Origin
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectDef:
+    key: str
+    origin: Origin
+    fields: tuple[Field, ...]
+    description: str | None = None
+    title: str | None = None
+    #: "allow": unknown members are legal and kept; "forbid": they are rejected;
+    #: a TypeExpr: unknown members must match it.
+    extra: Literal["allow", "forbid"] | TypeExpr = "allow"
+    #: one of these shapes must also hold (at least one when ``mixins`` is not empty)
+    mixins: tuple[Mixin, ...] = ()
+    docs_ignore: bool = False
+    #: set when the object was lifted out of another node rather than a $defs entry
+    lifted_from: str | None = None
+
+
+VariantKind = Literal["tagged", "default", "fallback"]
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    key: str
+    kind: VariantKind
+    origin: Origin
+    tag_value: str | int | None = None
+    #: the object def whose fields this variant carries (``allOf: [{$ref}]``)
+    base: str | None = None
+    #: fields of the variant itself, not counting the tag and the base's fields
+    fields: tuple[Field, ...] = ()
+    mixins: tuple[Mixin, ...] = ()
+    description: str | None = None
+    title: str | None = None
+    docs_ignore: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TaggedUnionDef:
+    key: str
+    origin: Origin
+    tag: str
+    variants: tuple[Variant, ...]
+    shared_fields: tuple[Field, ...] = ()
+    description: str | None = None
+    title: str | None = None
+    docs_ignore: bool = False
+    #: the schema carried an OpenAPI ``discriminator`` object
+    discriminator_keyword: bool = False
+
+    @property
+    def open(self) -> bool:
+        return any(v.kind == "fallback" for v in self.variants)
+
+    @property
+    def default_variant(self) -> Variant | None:
+        return next((v for v in self.variants if v.kind == "default"), None)
+
+    @property
+    def fallback(self) -> Variant | None:
+        return next((v for v in self.variants if v.kind == "fallback"), None)
+
+    @property
+    def tagged(self) -> tuple[Variant, ...]:
+        return tuple(v for v in self.variants if v.kind == "tagged")
+
+
+@dataclass(frozen=True, slots=True)
+class UnionMember:
+    type: TypeExpr
+    origin: Origin
+    title: str | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UnionDef:
+    """An untagged union: a value is whichever member's shape it has."""
+
+    key: str
+    origin: Origin
+    members: tuple[UnionMember, ...]
+    description: str | None = None
+    title: str | None = None
+    docs_ignore: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EnumValue:
+    value: str | int
+    description: str | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EnumDef:
+    key: str
+    origin: Origin
+    base: Literal["string", "integer"]
+    values: tuple[EnumValue, ...]
+    #: open enums accept (and keep) values outside ``values``
+    open: bool = False
+    fallback_title: str | None = None
+    fallback_description: str | None = None
+    description: str | None = None
+    title: str | None = None
+    docs_ignore: bool = False
+    #: "enum" keyword, "oneOf"/"anyOf" of consts: kept for docs parity
+    encoding: str = "enum"
+
+
+@dataclass(frozen=True, slots=True)
+class AliasDef:
+    key: str
+    origin: Origin
+    type: TypeExpr
+    description: str | None = None
+    title: str | None = None
+    docs_ignore: bool = False
+
+
+Def = Union[ObjectDef, TaggedUnionDef, UnionDef, EnumDef, AliasDef]
+
+Side = Literal["agent", "client", "protocol", "both", ""]
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    """A JSON-RPC method. ``side`` is the side that implements (receives) it."""
+
+    name: str
+    side: Side
+    kind: Literal["request", "notification"]
+    origin: Origin
+    params: str | None = None
+    result: str | None = None
+    meta_key: str | None = None
+    #: where the link between method and types came from: x-method, meta+name, root
+    linked_by: str = "x-method"
+
+
+@dataclass(frozen=True, slots=True)
+class Protocol:
+    source: str
+    source_sha256: str
+    tree: str
+    stability: Literal["stable", "unstable"]
+    defs: tuple[Def, ...]
+    methods: tuple[Method, ...]
+    meta_source: str | None = None
+    meta_sha256: str | None = None
+    protocol_version: int | None = None
+    title: str | None = None
+
+    def def_map(self) -> dict[str, Def]:
+        return {d.key: d for d in self.defs}
+
+    @property
+    def label(self) -> str:
+        return self.tree if self.stability == "stable" else f"{self.tree}-unstable"
+
+
+# --------------------------------------------------------------------------- JSON dump
+
+
+def to_jsonable(value: Any) -> Any:
+    """A plain-JSON view of any IR value; each dataclass gains a ``node`` field."""
+    if is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {"node": type(value).__name__}
+        for f in fields(value):
+            out[f.name] = to_jsonable(getattr(value, f.name))
+        if isinstance(value, Field):
+            out["nullable"] = value.nullable
+        if isinstance(value, TaggedUnionDef):
+            out["open"] = value.open
+        return out
+    if isinstance(value, tuple):
+        return [to_jsonable(v) for v in value]
+    return value

@@ -1,0 +1,132 @@
+"""IR type expressions -> Python annotation text (the typemap for the Python styles)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from acpgen import ir
+
+#: JSON Schema integer formats -> bounds implied by the format (schema bounds win)
+INT_FORMAT_BOUNDS: dict[str, tuple[int, int]] = {
+    "int8": (-(2**7), 2**7 - 1),
+    "int16": (-(2**15), 2**15 - 1),
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+    "uint8": (0, 2**8 - 1),
+    "uint16": (0, 2**16 - 1),
+    "uint32": (0, 2**32 - 1),
+    "uint64": (0, 2**64 - 1),
+}
+
+
+def py_literal(value: Any) -> str:
+    """A Python expression for a JSON value (deterministic, black-stable)."""
+    if value is None:
+        return "None"
+    if value is True:
+        return "True"
+    if value is False:
+        return "False"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(py_literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{py_literal(k)}: {py_literal(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"not a JSON value: {value!r}")
+
+
+def field_constraints(t: ir.TypeExpr) -> list[str]:
+    """pydantic ``Field`` keyword arguments that a type's constraints map to."""
+    out: list[str] = []
+    if isinstance(t, ir.Prim):
+        c = t.constraints
+        lo, hi = c.minimum, c.maximum
+        if t.kind == "integer" and c.format in INT_FORMAT_BOUNDS:
+            f_lo, f_hi = INT_FORMAT_BOUNDS[c.format]
+            lo = f_lo if lo is None else max(lo, f_lo)
+            hi = f_hi if hi is None else min(hi, f_hi)
+        if lo is not None:
+            out.append(f"ge={lo!r}")
+        if hi is not None:
+            out.append(f"le={hi!r}")
+        if c.exclusive_minimum is not None:
+            out.append(f"gt={c.exclusive_minimum!r}")
+        if c.exclusive_maximum is not None:
+            out.append(f"lt={c.exclusive_maximum!r}")
+        if c.multiple_of is not None:
+            out.append(f"multiple_of={c.multiple_of!r}")
+        if c.min_length is not None:
+            out.append(f"min_length={c.min_length}")
+        if c.max_length is not None:
+            out.append(f"max_length={c.max_length}")
+        if c.pattern is not None:
+            out.append(f"pattern={py_literal(c.pattern)}")
+    elif isinstance(t, ir.Array):
+        if t.constraints.min_items is not None:
+            out.append(f"min_length={t.constraints.min_items}")
+        if t.constraints.max_items is not None:
+            out.append(f"max_length={t.constraints.max_items}")
+    return out
+
+
+class TypeWriter:
+    """Spells type expressions for one module. ``name`` maps an IR key to its name."""
+
+    def __init__(self, name: Callable[[str], str], skip_marker: str = "_SKIP_INVALID") -> None:
+        self.name = name
+        self.skip_marker = skip_marker
+
+    def expr(self, t: ir.TypeExpr, skip_invalid: bool = False) -> str:
+        if isinstance(t, ir.Nullable):
+            inner = self.expr(t.inner, skip_invalid)
+            return inner if inner in ("Any", "None") else f"{inner} | None"
+        if isinstance(t, ir.Prim):
+            base = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}[t.kind]
+            cons = field_constraints(t)
+            return f"Annotated[{base}, Field({', '.join(cons)})]" if cons else base
+        if isinstance(t, ir.AnyT):
+            return "Any"
+        if isinstance(t, ir.NullT):
+            return "None"
+        if isinstance(t, ir.Lit):
+            return "Literal[" + ", ".join(py_literal(v) for v in t.values) + "]"
+        if isinstance(t, ir.Ref):
+            return self.name(t.key)
+        if isinstance(t, ir.Array):
+            item = self.expr(t.items)
+            if skip_invalid:
+                item = f"Annotated[{item}, {self.skip_marker}]"
+            cons = field_constraints(t)
+            inner = f"list[{item}]"
+            return f"Annotated[{inner}, Field({', '.join(cons)})]" if cons else inner
+        if isinstance(t, ir.Map):
+            return f"dict[str, {self.expr(t.values)}]"
+        if isinstance(t, ir.Tuple):
+            return "tuple[" + ", ".join(self.expr(i) for i in t.items) + "]"
+        if isinstance(t, ir.AnyOf):
+            parts = list(dict.fromkeys(self.expr(m) for m in t.members))
+            if "Any" in parts:
+                return "Any"
+            return " | ".join(parts)
+        raise TypeError(f"unknown type expression {t!r}")
+
+
+def refs_of(t: ir.TypeExpr) -> set[str]:
+    """IR keys a type expression mentions (for ordering module-level aliases)."""
+    if isinstance(t, ir.Ref):
+        return {t.key}
+    if isinstance(t, (ir.Nullable,)):
+        return refs_of(t.inner)
+    if isinstance(t, ir.Array):
+        return refs_of(t.items)
+    if isinstance(t, ir.Map):
+        return refs_of(t.values)
+    if isinstance(t, ir.Tuple):
+        return set().union(*(refs_of(i) for i in t.items)) if t.items else set()
+    if isinstance(t, ir.AnyOf):
+        return set().union(*(refs_of(m) for m in t.members)) if t.members else set()
+    return set()

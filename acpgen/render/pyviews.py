@@ -1,0 +1,278 @@
+"""Frozen view models for the Pydantic module: every decision made, templates only print."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from acpgen import ir
+from acpgen.naming import Names
+from acpgen.render.pytypes import TypeWriter, py_literal, refs_of
+
+
+@dataclass(frozen=True)
+class FieldView:
+    attr: str
+    annotation: str
+    #: right-hand side of the assignment, or "" for a required field without Field()
+    value: str
+
+
+@dataclass(frozen=True)
+class ClassView:
+    name: str
+    bases: str
+    doc: str | None
+    fields: tuple[FieldView, ...]
+    config: str | None = None
+    extra_type: str | None = None
+    #: attribute-name tuples, one per mixin shape; a value must carry one of them
+    shapes: tuple[tuple[str, ...], ...] = ()
+    shape_names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AliasView:
+    name: str
+    expr: str
+    doc: str | None
+
+
+@dataclass(frozen=True)
+class MethodView:
+    method: str
+    side: str
+    kind: str
+    params: str
+    result: str
+
+
+@dataclass(frozen=True)
+class ModuleView:
+    header: str
+    doc: str
+    classes: tuple[ClassView, ...]
+    aliases: tuple[AliasView, ...]
+    methods: tuple[MethodView, ...]
+    exports: tuple[str, ...]
+    protocol_version: int | None
+
+
+class _Builder:
+    def __init__(self, protocol: ir.Protocol, names: Names) -> None:
+        self.p = protocol
+        self.names = names
+        self.defs = protocol.def_map()
+        self.types = TypeWriter(self.member_name)
+        self.classes: dict[str, ClassView] = {}
+        self.bases: dict[str, str] = {}
+        self.aliases: dict[str, tuple[AliasView, set[str]]] = {}
+
+    # a union member that needs no class of its own is its base class
+    def variant_is_base(self, union: ir.TaggedUnionDef, v: ir.Variant) -> bool:
+        return v.kind == "default" and v.base is not None and not v.fields and not v.mixins and not union.shared_fields
+
+    def member_name(self, key: str) -> str:
+        return self.names.type(key)
+
+    # -- fields -----------------------------------------------------------------------
+    def default_of(self, f: ir.Field) -> tuple[str, str] | None:
+        """("default"|"default_factory", expression) for an optional or lenient field."""
+        if f.has_default:
+            value = f.default
+            target = self.defs.get(f.type.key) if isinstance(f.type, ir.Ref) else None
+            if isinstance(value, dict) and isinstance(target, ir.ObjectDef):
+                return "default_factory", f"lambda: {self.names.type(target.key)}.model_validate({py_literal(value)})"
+            if isinstance(value, dict) and isinstance(f.type, ir.Ref):
+                return "default_factory", f"lambda: TypeAdapter({self.names.type(f.type.key)}).validate_python({py_literal(value)})"
+            if isinstance(value, (list, dict)):
+                return "default_factory", (("list" if isinstance(value, list) else "dict") if not value else f"lambda: {py_literal(value)}")
+            return "default", py_literal(value)
+        if not f.required:
+            return "default", "None"
+        return None
+
+    def field(self, owner: str, f: ir.Field, force_optional: bool = False) -> FieldView:
+        attr = self.names.attr(owner, f.wire_name)
+        ann = self.types.expr(f.type, skip_invalid=f.skip_invalid_items)
+        optional = force_optional or not f.required
+        needs_none = optional and not f.has_default and not f.nullable and ann != "Any"
+        if needs_none:
+            ann = f"Annotated[{ann} | None, _NON_NULL]"
+        default = self.default_of(f) if not force_optional else ("default", "None")
+        if default is None and f.required and f.default_on_error and f.nullable:
+            default = None  # required: absent is an error; a bad value becomes None
+            ann = f"Annotated[{ann}, _OnErrorDefault(None)]"
+        elif f.default_on_error and default is not None:
+            kind, expr = default
+            marker = f"_OnErrorDefault({expr})" if kind == "default" else f"_OnErrorDefault(factory={expr})"
+            ann = f"Annotated[{ann}, {marker}]"
+        args: list[str] = []
+        if default is not None:
+            args.append(f"{default[0]}={default[1]}")
+        if attr != f.wire_name:
+            args.append(f"alias={py_literal(f.wire_name)}")
+        if f.description:
+            args.append(f"description={py_literal(f.description)}")
+        if not args:
+            return FieldView(attr, ann, "")
+        if args == ["default=None"]:
+            return FieldView(attr, ann, "None")
+        return FieldView(attr, ann, "Field(" + ", ".join(args) + ")")
+
+    def tag_field(self, owner: str, tag: str, value: str | int | None) -> FieldView:
+        attr = self.names.attr(owner, tag)
+        ann = f"Literal[{py_literal(value)}]" if value is not None else "str"
+        alias = f"Field(alias={py_literal(tag)})" if attr != tag else ""
+        return FieldView(attr, ann, alias)
+
+    def mixin_fields(self, owner: str, mixins: tuple[ir.Mixin, ...]) -> tuple[list[FieldView], tuple[tuple[str, ...], ...], tuple[str, ...]]:
+        views: list[FieldView] = []
+        seen: set[str] = set()
+        shapes: list[tuple[str, ...]] = []
+        titles: list[str] = []
+        for i, m in enumerate(mixins):
+            fs = list(m.fields)
+            base = self.defs.get(m.base) if m.base else None
+            if isinstance(base, ir.ObjectDef):
+                fs = list(base.fields) + fs
+            shapes.append(tuple(self.names.attr(owner, f.wire_name) for f in fs if f.required))
+            titles.append(m.title or (self.names.type(m.base) if m.base else str(i)))
+            for f in fs:
+                if f.wire_name in seen:
+                    continue
+                seen.add(f.wire_name)
+                views.append(self.field(owner, f, force_optional=True))
+        return views, tuple(shapes), tuple(titles)
+
+    def object_config(self, extra: object) -> tuple[str | None, str | None]:
+        if extra == "allow":
+            return None, None
+        if extra == "forbid":
+            return 'model_config = ConfigDict(extra="forbid")', None
+        return None, self.types.expr(extra)  # type: ignore[arg-type]
+
+    # -- defs -------------------------------------------------------------------------
+    def add_object(self, d: ir.ObjectDef) -> None:
+        fields = [self.field(d.key, f) for f in d.fields]
+        mixed, shapes, titles = self.mixin_fields(d.key, d.mixins)
+        config, extra_type = self.object_config(d.extra)
+        name = self.names.type(d.key)
+        self.classes[name] = ClassView(name, "AcpBaseModel", d.description, tuple(fields + mixed), config, extra_type, shapes, titles)
+
+    def add_tagged(self, d: ir.TaggedUnionDef) -> None:
+        members: list[str] = []
+        for v in d.variants:
+            if self.variant_is_base(d, v):
+                members.append(self.names.type(v.base))  # type: ignore[arg-type]
+                continue
+            name = self.names.type(v.key)
+            base = self.names.type(v.base) if v.base and isinstance(self.defs.get(v.base), ir.ObjectDef) else "AcpBaseModel"
+            fields = [self.field(v.key, f) for f in d.shared_fields]
+            fields += [self.field(v.key, f) for f in v.fields]
+            mixed, shapes, titles = self.mixin_fields(v.key, v.mixins)
+            if v.kind != "default":
+                fields.append(self.tag_field(v.key, d.tag, v.tag_value))
+            doc = v.description or (f"The ``{v.tag_value}`` variant of :data:`{self.names.type(d.key)}`." if v.kind == "tagged" else None)
+            self.classes[name] = ClassView(name, base, doc, tuple(fields + mixed), None, None, shapes, titles)
+            if base != "AcpBaseModel":
+                self.bases[name] = base
+            members.append(name)
+        name = self.names.type(d.key)
+        tag_attr = self.names.attr(d.variants[0].key, d.tag) if d.variants[0].kind != "default" else None
+        if not d.open and d.default_variant is None and tag_attr is not None and all(v.kind == "tagged" for v in d.variants):
+            tag_attr = self.names.attr(d.variants[0].key, d.tag)
+            expr = f"Annotated[{' | '.join(members)}, Field(discriminator={py_literal(tag_attr)})]"
+            if len(members) == 1:
+                expr = members[0]
+        else:
+            attr = next(self.names.attr(v.key, d.tag) for v in d.variants if v.kind != "default")
+            tagged = []
+            for v, member in zip(d.variants, members):
+                tag_id = str(v.tag_value) if v.kind == "tagged" else f"<{v.kind}>"
+                tagged.append(f"Annotated[{member}, Tag({py_literal(tag_id)})]")
+            known = ", ".join(py_literal(v.tag_value) for v in d.tagged)
+            router = (
+                f"_route({py_literal(d.tag)}, {py_literal(attr)}, frozenset({{{known}}}), "
+                f"default={d.default_variant is not None}, fallback={d.open})"
+            )
+            expr = f"Annotated[Union[{', '.join(tagged)}], Discriminator({router})]"
+        self.aliases[name] = (AliasView(name, expr, d.description), set())
+
+    def add_alias(self, key: str, expr: str, doc: str | None, deps: set[str]) -> None:
+        name = self.names.type(key)
+        self.aliases[name] = (AliasView(name, expr, doc), {self.names.type(k) for k in deps if k in self.names.types})
+
+    def add(self, d: ir.Def) -> None:
+        if isinstance(d, ir.ObjectDef):
+            self.add_object(d)
+        elif isinstance(d, ir.TaggedUnionDef):
+            self.add_tagged(d)
+        elif isinstance(d, ir.EnumDef):
+            lit = "Literal[" + ", ".join(py_literal(v.value) for v in d.values) + "]"
+            if d.open:
+                lit += " | " + ("int" if d.base == "integer" else "str")
+            self.add_alias(d.key, lit, d.description, set())
+        elif isinstance(d, ir.UnionDef):
+            parts = list(dict.fromkeys(self.types.expr(m.type) for m in d.members))
+            expr = "Any" if "Any" in parts else " | ".join(parts)
+            deps = set().union(*(refs_of(m.type) for m in d.members)) if d.members else set()
+            self.add_alias(d.key, expr, d.description, deps)
+        else:
+            self.add_alias(d.key, self.types.expr(d.type), d.description, refs_of(d.type))
+
+    # -- ordering ---------------------------------------------------------------------
+    def ordered_classes(self) -> tuple[ClassView, ...]:
+        out: list[ClassView] = []
+        done: set[str] = set()
+
+        def visit(name: str) -> None:
+            if name in done:
+                return
+            base = self.bases.get(name)
+            if base is not None and base in self.classes:
+                visit(base)
+            done.add(name)
+            out.append(self.classes[name])
+
+        for name in sorted(self.classes):
+            visit(name)
+        return tuple(out)
+
+    def ordered_aliases(self) -> tuple[AliasView, ...]:
+        out: list[AliasView] = []
+        state: dict[str, int] = {}
+
+        def visit(name: str) -> None:
+            if state.get(name) == 2:
+                return
+            if state.get(name) == 1:
+                return  # a cycle between aliases: leave the rest to lazy annotations
+            state[name] = 1
+            for dep in sorted(self.aliases[name][1]):
+                if dep in self.aliases:
+                    visit(dep)
+            state[name] = 2
+            out.append(self.aliases[name][0])
+
+        for name in sorted(self.aliases):
+            visit(name)
+        return tuple(out)
+
+
+def build_module_view(protocol: ir.Protocol, names: Names, header: str) -> ModuleView:
+    b = _Builder(protocol, names)
+    for d in protocol.defs:
+        b.add(d)
+    methods = tuple(
+        MethodView(
+            m.name,
+            m.side,
+            m.kind,
+            names.type(m.params) if m.params else "None",
+            names.type(m.result) if m.result else "None",
+        )
+        for m in protocol.methods
+    )
+    exports = sorted({*b.classes, *b.aliases})
+    doc = f"ACP {protocol.tree} {protocol.stability} bindings (Pydantic v2)."
+    return ModuleView(header, doc, b.ordered_classes(), b.ordered_aliases(), methods, tuple(exports), protocol.protocol_version)

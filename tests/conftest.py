@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from acpgen import api
+from acpgen.config import Config, Target
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SCHEMAS = FIXTURES / "schemas"
+_counter = itertools.count()
+
+
+def import_file(path: Path) -> ModuleType:
+    """Import one generated module under a unique name (no sys.path games)."""
+    name = f"_acpgen_test_{next(_counter)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def generate(schema: Path, out: Path, styles: tuple[str, ...] = ("pydantic",)) -> Path:
+    api.build(Config(Path.cwd(), (Target(str(schema), schema, out, styles),)))
+    return out
+
+
+@pytest.fixture(scope="session")
+def pydantic_module(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    cache: dict[str, ModuleType] = {}
+
+    def load(fixture: str, stem: str = "v1") -> ModuleType:
+        if fixture not in cache:
+            out = tmp_path_factory.mktemp(fixture.replace("/", "_"))
+            generate(SCHEMAS / fixture, out)
+            cache[fixture] = import_file(out / "acp_pydantic" / f"{stem}.py")
+        return cache[fixture]
+
+    return load

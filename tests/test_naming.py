@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from acpgen import ir
+from acpgen.build import build_protocol
+from acpgen.errors import AcpgenError
+from acpgen.load import load_file
+from acpgen.naming import Override, attribute_name, decide, pascal, snake
+
+from .conftest import SCHEMAS
+
+
+def protocol(path: Path) -> ir.Protocol:
+    return build_protocol(load_file(path))
+
+
+def test_pascal_and_snake() -> None:
+    assert pascal("user_message_chunk") == "UserMessageChunk"
+    assert pascal("_acme_widget") == "AcmeWidget"
+    assert pascal("2.0") == "V20"
+    assert snake("sessionUpdate") == "session_update"
+    assert snake("_meta") == "meta"
+    assert snake("mimeType") == "mime_type"
+    assert snake("URLMode") == "url_mode"
+
+
+@pytest.mark.parametrize(
+    ("wire", "attr"),
+    [("class", "class_"), ("import", "import_"), ("list", "list_"), ("type", "type_"),
+     ("copy", "copy_"), ("id", "id"), ("format", "format"), ("input", "input"), ("range", "range"),
+     ("modelId", "model_id_"), ("_meta", "meta")],
+)
+def test_attribute_names(wire: str, attr: str) -> None:
+    assert attribute_name(wire) == attr
+
+
+def test_variant_names_come_from_tags() -> None:
+    names = decide(protocol(SCHEMAS / "tagged_union.json"))
+    assert names.type("ContentBlock#text") == "TextContentBlock"
+    assert names.type("ContentBlock#image") == "ImageContentBlock"
+    assert names.type("Update#user_message_chunk") == "UserMessageChunkUpdate"
+    assert names.type("Update#agent_message_chunk") == "AgentMessageChunkUpdate"
+
+
+def test_default_and_fallback_names_come_from_titles() -> None:
+    names = decide(protocol(SCHEMAS / "default_member.json"))
+    assert names.type("SetOption#default") == "ValueIdSetOption"
+    open_names = decide(protocol(SCHEMAS / "open_union.json"))
+    assert open_names.type("ToolCallContent#fallback") == "OtherToolCallContent"
+
+
+def test_untitled_untagged_members_named_from_their_own_properties() -> None:
+    names = decide(protocol(SCHEMAS / "untagged_union.json"))
+    assert names.type("Chunk.text") == "ChunkText"
+    assert names.type("Chunk.thought") == "ChunkThought"
+
+
+def test_variant_named_like_its_payload_gets_variant_suffix(tmp_path: Path) -> None:
+    schema = {
+        "$defs": {
+            "StateUpdate": {"anyOf": [{"type": "object", "properties": {"state": {"const": "running"}},
+                                       "required": ["state"], "allOf": [{"$ref": "#/$defs/RunningStateUpdate"}]}]},
+            "RunningStateUpdate": {"type": "object", "properties": {}},
+        }
+    }
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(schema))
+    names = decide(protocol(path))
+    assert names.type("StateUpdate#running") == "RunningStateUpdateVariant"
+
+
+def test_clash_is_an_error_naming_both_sources(tmp_path: Path) -> None:
+    schema = {
+        "$defs": {
+            "ContentBlock": {"oneOf": [{"type": "object", "properties": {"type": {"const": "text"}},
+                                        "required": ["type"]}]},
+            "TextContentBlock": {"type": "object", "properties": {}},
+        }
+    }
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(schema))
+    with pytest.raises(AcpgenError) as exc:
+        decide(protocol(path))
+    (d,) = exc.value.diagnostics
+    assert d.code == "ACPG301"
+    assert "/$defs/ContentBlock/oneOf/0" in d.message and "/$defs/TextContentBlock" in d.message
+
+
+def test_snake_case_clash_inside_one_class(tmp_path: Path) -> None:
+    schema = {"$defs": {"X": {"type": "object", "properties": {"fooBar": {"type": "string"}, "foo_bar": {"type": "string"}}}}}
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(schema))
+    with pytest.raises(AcpgenError) as exc:
+        decide(protocol(path))
+    assert "'fooBar' and 'foo_bar'" in exc.value.diagnostics[0].message
+
+
+def test_override_resolves_a_clash(tmp_path: Path) -> None:
+    schema = {"$defs": {"X": {"type": "object", "properties": {"fooBar": {"type": "string"}, "foo_bar": {"type": "string"}}}}}
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(schema))
+    names = decide(protocol(path), {"X.foo_bar": Override("foo_bar_raw", "both spellings are on the wire")})
+    assert names.attr("X", "foo_bar") == "foo_bar_raw"
+    assert names.attr("X", "fooBar") == "foo_bar"
