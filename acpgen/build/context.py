@@ -1,0 +1,135 @@
+"""Shared state of one build: the document, the resolver, lifted nodes, diagnostics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acpgen import ir
+from acpgen.errors import AcpgenError, Collector
+from acpgen.load import RawDocument
+from acpgen.refs import Resolver, Target
+
+#: keywords that only annotate a schema; a schema made of nothing else accepts anything
+ANNOTATIONS = frozenset(
+    {
+        "description",
+        "title",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$comment",
+        "$schema",
+        "x-docs-ignore",
+        "x-deserialize-default-on-error",
+        "x-deserialize-skip-invalid-items",
+        "x-method",
+        "x-side",
+        "x-acpgen-overlay",
+        "discriminator",
+    }
+)
+
+SCALAR_TYPES = ("string", "integer", "number", "boolean")
+KNOWN_TYPES = frozenset({*SCALAR_TYPES, "null", "array", "object"})
+
+
+class Context:
+    def __init__(self, raw: RawDocument) -> None:
+        self.raw = raw
+        self.source = raw.source
+        self.defs: dict[str, Any] = {}
+        defs = raw.data.get("$defs", raw.data.get("definitions", {}))
+        self.container = "$defs" if "$defs" in raw.data else "definitions"
+        self.problems = Collector()
+        if not isinstance(defs, dict):
+            self.problems.items.append(
+                self.source.diagnostic("ACPG202", f"{self.container} must be an object", "/" + self.container)
+            )
+            defs = {}
+        self.defs = defs
+        self.resolver = Resolver(raw.source, raw.data)
+        self.lifted: dict[str, ir.Def] = {}
+        self.lifted_at: dict[str, str] = {}
+
+    # -- diagnostics ---------------------------------------------------------------
+    def error(self, code: str, message: str, pointer: str) -> AcpgenError:
+        return AcpgenError([self.source.diagnostic(code, message, pointer)])
+
+    def origin(self, pointer: str, node: Any = None) -> ir.Origin:
+        overlay = None
+        if isinstance(node, dict):
+            mark = node.get("x-acpgen-overlay")
+            if isinstance(mark, str):
+                overlay = mark
+            elif isinstance(mark, dict) and isinstance(mark.get("rfd"), str):
+                overlay = mark["rfd"]
+        return ir.Origin(self.source.path, pointer, overlay)
+
+    # -- references ----------------------------------------------------------------
+    def resolve(self, ref: Any, pointer: str) -> Target:
+        return self.resolver.resolve(ref, pointer)
+
+    def def_pointer(self, name: str) -> str:
+        from acpgen.source import pointer_join
+
+        return pointer_join("/" + self.container, name)
+
+    def lift(self, node: ir.Def, pointer: str) -> ir.Ref:
+        """Register a node lifted out of an inline schema; keys must be unique."""
+        if node.key in self.defs:
+            raise self.error(
+                "ACPG301",
+                f"inline schema would be named {node.key!r}, which is already a def "
+                f"({self.def_pointer(node.key)})",
+                pointer,
+            )
+        previous = self.lifted_at.get(node.key)
+        if previous is not None and previous != pointer:
+            raise self.error(
+                "ACPG301", f"inline schema key {node.key!r} is also used at {previous}", pointer
+            )
+        self.lifted[node.key] = node
+        self.lifted_at[node.key] = pointer
+        return ir.Ref(node.key)
+
+
+def check_schema(ctx: Context, schema: Any, pointer: str) -> None:
+    """Reject malformed keywords with one diagnostic each (collected, not raised)."""
+    if not isinstance(schema, dict):
+        return
+    problems = ctx.problems.items
+    diag = ctx.source.diagnostic
+    if "required" in schema and not (
+        isinstance(schema["required"], list) and all(isinstance(r, str) for r in schema["required"])
+    ):
+        problems.append(diag("ACPG202", "required must be a list of strings", pointer + "/required"))
+    if "properties" in schema and not isinstance(schema["properties"], dict):
+        problems.append(diag("ACPG202", "properties must be an object", pointer + "/properties"))
+    if "enum" in schema and not isinstance(schema["enum"], list):
+        problems.append(diag("ACPG202", "enum must be a list", pointer + "/enum"))
+    for kw in ("oneOf", "anyOf", "allOf", "prefixItems"):
+        if kw in schema and not isinstance(schema[kw], list):
+            problems.append(diag("ACPG202", f"{kw} must be a list of schemas", f"{pointer}/{kw}"))
+    for kw in (
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+    ):
+        value = schema.get(kw)
+        if kw in schema and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            problems.append(diag("ACPG202", f"{kw} must be a number", f"{pointer}/{kw}"))
+    for kw in ("minLength", "maxLength", "minItems", "maxItems"):
+        value = schema.get(kw)
+        if kw in schema and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            problems.append(diag("ACPG202", f"{kw} must be a non-negative integer", f"{pointer}/{kw}"))
+    if "type" in schema:
+        kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        for k in kinds:
+            if k not in KNOWN_TYPES:
+                problems.append(diag("ACPG202", f"unknown type {k!r}", pointer + "/type"))
+    if "pattern" in schema and not isinstance(schema["pattern"], str):
+        problems.append(diag("ACPG202", "pattern must be a string", pointer + "/pattern"))

@@ -1,0 +1,275 @@
+"""Classify one schema node that needs a name: object, enum, union or alias."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from acpgen import ir
+from acpgen.build.context import ANNOTATIONS, Context, check_schema
+from acpgen.build.types import is_any, is_null, single_ref, type_expr
+from acpgen.errors import AcpgenError
+from acpgen.source import pointer_join
+
+
+def _text(schema: dict[str, Any], key: str) -> str | None:
+    value = schema.get(key)
+    return value if isinstance(value, str) else None
+
+
+def union_keyword(schema: dict[str, Any]) -> str | None:
+    for key in ("oneOf", "anyOf"):
+        if isinstance(schema.get(key), list):
+            return key
+    return None
+
+
+def build_def(
+    ctx: Context,
+    key: str,
+    schema: Any,
+    pointer: str,
+    lifted_from: str | None = None,
+    drop_null: bool = False,
+) -> ir.Def:
+    origin = ctx.origin(pointer, schema)
+    if schema is True or is_any(schema):
+        described = schema if isinstance(schema, dict) else {}
+        return ir.AliasDef(
+            key,
+            origin,
+            ir.AnyT(),
+            _text(described, "description"),
+            _text(described, "title"),
+            described.get("x-docs-ignore") is True,
+        )
+    if not isinstance(schema, dict):
+        raise ctx.error("ACPG201", f"expected a schema object, found {type(schema).__name__}", pointer)
+    check_schema(ctx, schema, pointer)
+    description = _text(schema, "description")
+    title = _text(schema, "title")
+    docs_ignore = schema.get("x-docs-ignore") is True
+    has_props = "properties" in schema or "required" in schema
+
+    kw = union_keyword(schema)
+    if kw is not None:
+        members = [
+            (i, m) for i, m in enumerate(schema[kw]) if not (drop_null and is_null(m))
+        ]
+        if not has_props:
+            enum = try_enum(ctx, key, schema, kw, members, pointer)
+            if enum is not None:
+                return enum
+        from acpgen.build.unions import build_untagged, try_tagged
+
+        tagged = try_tagged(ctx, key, schema, kw, members, pointer)
+        if tagged is not None:
+            return tagged
+        if has_props:
+            return build_object(ctx, key, schema, pointer, lifted_from)
+        return build_untagged(ctx, key, schema, kw, members, pointer)
+
+    if isinstance(schema.get("enum"), list) and not has_props:
+        values = [v for v in schema["enum"] if v is not None]
+        if values and all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in values):
+            base: Literal["string", "integer"] = (
+                "integer" if all(isinstance(v, int) for v in values) else "string"
+            )
+            if len(values) == len(schema["enum"]) and (base == "integer" or all(isinstance(v, str) for v in values)):
+                return ir.EnumDef(
+                    key,
+                    origin,
+                    base,
+                    tuple(ir.EnumValue(v) for v in values),
+                    description=description,
+                    title=title,
+                    docs_ignore=docs_ignore,
+                    encoding="enum",
+                )
+
+    if has_props:
+        return build_object(ctx, key, schema, pointer, lifted_from)
+
+    return ir.AliasDef(
+        key,
+        origin,
+        type_expr(ctx, schema, pointer, key + ".inner"),
+        description,
+        title,
+        docs_ignore,
+    )
+
+
+def _is_object(schema: dict[str, Any]) -> bool:
+    t = schema.get("type")
+    return t == "object" or (isinstance(t, list) and "object" in t and "null" not in t)
+
+
+# --------------------------------------------------------------------------- enums
+
+
+def try_enum(
+    ctx: Context,
+    key: str,
+    schema: dict[str, Any],
+    kw: str,
+    members: list[tuple[int, Any]],
+    pointer: str,
+) -> ir.EnumDef | None:
+    values: list[ir.EnumValue] = []
+    fallback: dict[str, Any] | None = None
+    kinds: set[str] = set()
+    for _, m in members:
+        if not isinstance(m, dict):
+            return None
+        if set(m) - ANNOTATIONS - {"type", "const", "enum", "format", "minimum", "maximum"}:
+            return None
+        t = m.get("type")
+        if "const" in m:
+            v = m["const"]
+            if isinstance(v, bool) or not isinstance(v, (str, int)):
+                return None
+            kinds.add("integer" if isinstance(v, int) else "string")
+            values.append(ir.EnumValue(v, _text(m, "description"), _text(m, "title")))
+        elif isinstance(m.get("enum"), list):
+            for v in m["enum"]:
+                if isinstance(v, bool) or not isinstance(v, (str, int)):
+                    return None
+                kinds.add("integer" if isinstance(v, int) else "string")
+                values.append(ir.EnumValue(v))
+        elif t in ("string", "integer") and fallback is None:
+            fallback = m
+            kinds.add(t)
+        else:
+            return None
+    if not values or len(kinds) != 1:
+        return None
+    base = kinds.pop()
+    seen: set[Any] = set()
+    for v in values:
+        if v.value in seen:
+            raise ctx.error("ACPG206", f"enum value {v.value!r} appears twice", pointer + "/" + kw)
+        seen.add(v.value)
+    return ir.EnumDef(
+        key,
+        ctx.origin(pointer, schema),
+        base,  # type: ignore[arg-type]
+        tuple(values),
+        open=fallback is not None,
+        fallback_title=_text(fallback, "title") if fallback else None,
+        fallback_description=_text(fallback, "description") if fallback else None,
+        description=_text(schema, "description"),
+        title=_text(schema, "title"),
+        docs_ignore=schema.get("x-docs-ignore") is True,
+        encoding=kw,
+    )
+
+
+# --------------------------------------------------------------------------- objects
+
+
+def build_fields(
+    ctx: Context, owner: str, schema: dict[str, Any], pointer: str, skip: frozenset[str] = frozenset()
+) -> tuple[ir.Field, ...]:
+    props = schema.get("properties", {})
+    if not isinstance(props, dict):
+        return ()
+    required = schema.get("required", [])
+    required_set = set(required) if isinstance(required, list) else set()
+    out: list[ir.Field] = []
+    for name, prop in props.items():
+        if name in skip:
+            continue
+        at = pointer_join(pointer, "properties", name)
+        try:
+            t = type_expr(ctx, prop, at, f"{owner}.{name}")
+        except AcpgenError as exc:
+            ctx.problems.extend(exc)
+            continue
+        annotated = prop if isinstance(prop, dict) else {}
+        out.append(
+            ir.Field(
+                wire_name=name,
+                type=t,
+                required=name in required_set,
+                origin=ctx.origin(at, annotated),
+                description=_text(annotated, "description"),
+                has_default="default" in annotated,
+                default=annotated.get("default"),
+                default_on_error=annotated.get("x-deserialize-default-on-error") is True,
+                skip_invalid_items=annotated.get("x-deserialize-skip-invalid-items") is True,
+            )
+        )
+    return tuple(out)
+
+
+def base_fields(ctx: Context, schema: dict[str, Any], pointer: str) -> tuple[str | None, tuple[ir.Field, ...]]:
+    """The def an object extends through ``allOf:[{$ref}]`` / ``$ref`` siblings."""
+    ref, at = single_ref(schema)
+    if ref is None:
+        return None, ()
+    target = ctx.resolve(ref, pointer + at)
+    if target.def_name is None:
+        raise ctx.error("ACPG207", "an object may only extend a $defs entry", pointer + at)
+    return target.def_name, ()
+
+
+def build_mixins(
+    ctx: Context, owner: str, schema: dict[str, Any], pointer: str
+) -> tuple[ir.Mixin, ...]:
+    kw = union_keyword(schema)
+    if kw is None:
+        return ()
+    mixins: list[ir.Mixin] = []
+    for i, m in enumerate(schema[kw]):
+        at = pointer_join(pointer, kw, i)
+        if not isinstance(m, dict):
+            raise ctx.error("ACPG202", "expected a schema object", at)
+        base, _ = base_fields(ctx, m, at)
+        mixins.append(
+            ir.Mixin(
+                title=_text(m, "title"),
+                description=_text(m, "description"),
+                base=base,
+                fields=build_fields(ctx, f"{owner}.{_text(m, 'title') or i}", m, at),
+                origin=ctx.origin(at, m),
+            )
+        )
+    return tuple(mixins)
+
+
+def extra_members(ctx: Context, schema: dict[str, Any], pointer: str, owner: str) -> Any:
+    extra = schema.get("additionalProperties", schema.get("unevaluatedProperties", True))
+    if extra is True or (isinstance(extra, dict) and is_any(extra)):
+        return "allow"
+    if extra is False:
+        return "forbid"
+    return type_expr(ctx, extra, pointer + "/additionalProperties", owner + ".value")
+
+
+def build_object(
+    ctx: Context, key: str, schema: dict[str, Any], pointer: str, lifted_from: str | None
+) -> ir.ObjectDef:
+    base, _ = base_fields(ctx, schema, pointer)
+    fields = build_fields(ctx, key, schema, pointer)
+    if base is not None:
+        # the extended def's fields come first; the object's own fields override them
+        base_schema = ctx.defs.get(base)
+        if isinstance(base_schema, dict):
+            own = {f.wire_name for f in fields}
+            inherited = tuple(
+                f
+                for f in build_fields(ctx, base, base_schema, ctx.def_pointer(base))
+                if f.wire_name not in own
+            )
+            fields = inherited + fields
+    return ir.ObjectDef(
+        key=key,
+        origin=ctx.origin(pointer, schema),
+        fields=fields,
+        description=_text(schema, "description"),
+        title=_text(schema, "title"),
+        extra=extra_members(ctx, schema, pointer, key),
+        mixins=build_mixins(ctx, key, schema, pointer),
+        docs_ignore=schema.get("x-docs-ignore") is True,
+        lifted_from=lifted_from,
+    )

@@ -1,0 +1,214 @@
+"""Union recognition: tagged by a const property (in every encoding), or untagged.
+
+A tag is inferred from the variants' ``const`` properties, never read from the
+OpenAPI ``discriminator`` keyword alone (v2 has none). Members without the tag
+are the untagged *default* variant (serde untagged fallback); a member with a
+``not`` that rejects the known tags, or with a plain string tag, is the *open
+fallback* that keeps unknown variants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from acpgen import ir
+from acpgen.build.context import Context
+from acpgen.build.defs import _text, build_fields, build_mixins, union_keyword
+from acpgen.build.types import single_ref, type_expr
+from acpgen.source import pointer_join
+
+
+@dataclass
+class _Member:
+    index: int
+    schema: dict[str, Any]
+    consts: dict[str, str | int]
+    props: dict[str, Any]
+
+
+def _tag_value(prop: Any) -> str | int | None:
+    if not isinstance(prop, dict):
+        return None
+    if "const" in prop:
+        value = prop["const"]
+    elif isinstance(prop.get("enum"), list) and len(prop["enum"]) == 1:
+        value = prop["enum"][0]
+    else:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        return None
+    return value
+
+
+def _object_like(m: Any) -> bool:
+    if not isinstance(m, dict):
+        return False
+    if "properties" in m or single_ref(m)[0] is not None:
+        return True
+    t = m.get("type")
+    return t == "object"
+
+
+def _member(index: int, m: dict[str, Any]) -> _Member:
+    raw_props = m.get("properties")
+    props: dict[str, Any] = raw_props if isinstance(raw_props, dict) else {}
+    raw_required = m.get("required")
+    required: list[Any] = raw_required if isinstance(raw_required, list) else []
+    consts = {}
+    for name, prop in props.items():
+        value = _tag_value(prop)
+        if value is not None and name in required:
+            consts[name] = value
+    return _Member(index, m, consts, props)
+
+
+def _is_fallback(m: _Member, tag: str) -> bool:
+    if "not" in m.schema:
+        return True
+    prop = m.props.get(tag)
+    return isinstance(prop, dict) and prop.get("type") == "string" and "const" not in prop and "enum" not in prop
+
+
+def _classify(members: list[_Member], tag: str) -> tuple[list[_Member], list[_Member], list[_Member]] | None:
+    tagged, defaults, fallbacks = [], [], []
+    for m in members:
+        if tag in m.consts:
+            tagged.append(m)
+        elif _is_fallback(m, tag):
+            fallbacks.append(m)
+        elif tag not in m.props:
+            defaults.append(m)
+        else:
+            return None
+    if not tagged or len(defaults) > 1 or len(fallbacks) > 1:
+        return None
+    return tagged, defaults, fallbacks
+
+
+def try_tagged(
+    ctx: Context,
+    key: str,
+    schema: dict[str, Any],
+    kw: str,
+    indexed: list[tuple[int, Any]],
+    pointer: str,
+) -> ir.TaggedUnionDef | None:
+    if not indexed or not all(_object_like(m) for _, m in indexed):
+        return None
+    members = [_member(i, m) for i, m in indexed]
+    disc = schema.get("discriminator")
+    named = disc.get("propertyName") if isinstance(disc, dict) else None
+    candidates = sorted({name for m in members for name in m.consts})
+    if isinstance(named, str):
+        candidates = [named] if named in candidates else []
+    best: tuple[tuple[int, int, str], str, Any] | None = None
+    for tag in candidates:
+        split = _classify(members, tag)
+        if split is None:
+            continue
+        values = [m.consts[tag] for m in split[0]]
+        if len(set(values)) != len(values):
+            if isinstance(named, str):
+                dup = next(v for v in values if values.count(v) > 1)
+                raise ctx.error(
+                    "ACPG206",
+                    f"tag {tag!r} has the value {dup!r} in more than one variant",
+                    pointer + "/" + kw,
+                )
+            continue
+        score = (len(split[0]), len(split[2]), tag)
+        if best is None or score[:2] > best[0][:2]:
+            best = (score, tag, split)
+    if best is None:
+        return None
+    _, tag, (tagged, defaults, fallbacks) = best
+    variants: list[ir.Variant] = []
+    for m in members:
+        kind = "tagged" if m in tagged else "default" if m in defaults else "fallback"
+        variants.append(_variant(ctx, key, tag, kind, m, pointer_join(pointer, kw, m.index)))
+    shared = build_fields(ctx, key, schema, pointer)
+    return ir.TaggedUnionDef(
+        key=key,
+        origin=ctx.origin(pointer, schema),
+        tag=tag,
+        variants=tuple(variants),
+        shared_fields=shared,
+        description=_text(schema, "description"),
+        title=_text(schema, "title"),
+        docs_ignore=schema.get("x-docs-ignore") is True,
+        discriminator_keyword=isinstance(named, str),
+    )
+
+
+def _variant(ctx: Context, union: str, tag: str, kind: str, m: _Member, pointer: str) -> ir.Variant:
+    value = m.consts.get(tag)
+    vkey = f"{union}#{value}" if kind == "tagged" else f"{union}#{kind}"
+    base = None
+    ref, at = single_ref(m.schema)
+    if ref is not None:
+        target = ctx.resolve(ref, pointer + at)
+        if target.def_name is None:
+            raise ctx.error("ACPG207", "a variant may only extend a $defs entry", pointer + at)
+        base = target.def_name
+    elif isinstance(m.schema.get("allOf"), list):
+        raise ctx.error("ACPG207", "allOf with more than one schema is not supported here", pointer + "/allOf")
+    return ir.Variant(
+        key=vkey,
+        kind=kind,  # type: ignore[arg-type]
+        origin=ctx.origin(pointer, m.schema),
+        tag_value=value,
+        base=base,
+        fields=build_fields(ctx, vkey, m.schema, pointer, skip=frozenset({tag})),
+        mixins=build_mixins(ctx, vkey, m.schema, pointer) if union_keyword(m.schema) else (),
+        description=_text(m.schema, "description"),
+        title=_text(m.schema, "title"),
+        docs_ignore=m.schema.get("x-docs-ignore") is True,
+    )
+
+
+def build_untagged(
+    ctx: Context,
+    key: str,
+    schema: dict[str, Any],
+    kw: str,
+    indexed: list[tuple[int, Any]],
+    pointer: str,
+) -> ir.UnionDef:
+    members: list[ir.UnionMember] = []
+    distinct = _distinguishing_properties([m for _, m in indexed])
+    for (i, m), own in zip(indexed, distinct):
+        at = pointer_join(pointer, kw, i)
+        described = m if isinstance(m, dict) else {}
+        title = _text(described, "title")
+        hint = f"{key}.{title or '_'.join(own) or i}"
+        t = type_expr(ctx, m, at, hint)
+        if isinstance(t, ir.Ref) and t.key == hint and not (title or own):
+            raise ctx.error(
+                "ACPG207",
+                "an inline object in an untagged union needs a title, a $ref or a "
+                "required property of its own to be named",
+                at,
+            )
+        members.append(ir.UnionMember(t, ctx.origin(at, described), title, _text(described, "description")))
+    return ir.UnionDef(
+        key=key,
+        origin=ctx.origin(pointer, schema),
+        members=tuple(members),
+        description=_text(schema, "description"),
+        title=_text(schema, "title"),
+        docs_ignore=schema.get("x-docs-ignore") is True,
+    )
+
+
+def _distinguishing_properties(members: list[Any]) -> list[tuple[str, ...]]:
+    """Per member, the required properties no other member requires (names untitled shapes)."""
+    required: list[list[str]] = []
+    for m in members:
+        req = m.get("required") if isinstance(m, dict) else None
+        required.append([r for r in req if isinstance(r, str)] if isinstance(req, list) else [])
+    out = []
+    for i, own in enumerate(required):
+        others = {r for j, rs in enumerate(required) if j != i for r in rs}
+        out.append(tuple(r for r in own if r not in others))
+    return out
