@@ -7,7 +7,7 @@ is the only stage that touches the disk, and only ``build`` calls it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from acpgen import __version__, ir
@@ -73,15 +73,10 @@ def render_target(target: Target, config: Config) -> dict[PurePosixPath, str]:
             )
             if style in PYTHON_STYLES:
                 rendered = render_python(b.protocol, b.names, inputs, style)
-                rendered = RenderedFile(
-                    rendered.path,
-                    rendered.text,
-                    rendered.style,
-                    rendered.tree,
-                    rendered.stability,
-                    rendered.module,
-                    _source_name(b.raw, config.root),
-                    b.protocol.source_sha256,
+                rendered = replace(
+                    rendered,
+                    source=_source_name(b.raw, config.root),
+                    source_sha256=b.protocol.source_sha256,
                 )
                 modules.append(rendered.path.stem)
                 files.append(rendered)

@@ -214,7 +214,6 @@ def decide(
 
     attrs: dict[tuple[str, str], str] = {}
     for owner, fields in sorted(class_fields(protocol).items()):
-        taken: dict[str, ir.Field] = {}
         tag = _tag_of(owner, defs, variants)
         wires = [f.wire_name for f in fields] + ([tag] if tag else [])
         for wire in wires:
@@ -236,7 +235,6 @@ def decide(
                     )
                 )
             seen[attr] = wire
-        del taken
     if problems:
         raise AcpgenError(problems)
     return Names(types, attrs)

@@ -8,6 +8,7 @@ from acpgen import ir
 from acpgen.errors import AcpgenError, Collector
 from acpgen.load import RawDocument
 from acpgen.refs import Resolver, Target
+from acpgen.source import pointer_join
 
 #: keywords that only annotate a schema; a schema made of nothing else accepts anything
 ANNOTATIONS = frozenset(
@@ -51,6 +52,8 @@ class Context:
         self.defs = defs
         self.resolver = Resolver(raw.source, raw.data)
         self.lifted: dict[str, ir.Def] = {}
+        #: pointers whose keywords were already checked (a node is reached on several paths)
+        self.checked: set[str] = set()
         self.lifted_at: dict[str, str] = {}
 
     # -- diagnostics ---------------------------------------------------------------
@@ -72,8 +75,6 @@ class Context:
         return self.resolver.resolve(ref, pointer)
 
     def def_pointer(self, name: str) -> str:
-        from acpgen.source import pointer_join
-
         return pointer_join("/" + self.container, name)
 
     def lift(self, node: ir.Def, pointer: str) -> ir.Ref:
@@ -97,8 +98,9 @@ class Context:
 
 def check_schema(ctx: Context, schema: Any, pointer: str) -> None:
     """Reject malformed keywords with one diagnostic each (collected, not raised)."""
-    if not isinstance(schema, dict):
+    if not isinstance(schema, dict) or pointer in ctx.checked:
         return
+    ctx.checked.add(pointer)
     problems = ctx.problems.items
     diag = ctx.source.diagnostic
     if "required" in schema and not (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from acpgen import ir
 from acpgen.build.context import ANNOTATIONS, Context, check_schema
@@ -14,6 +14,16 @@ from acpgen.source import pointer_join
 def _text(schema: dict[str, Any], key: str) -> str | None:
     value = schema.get(key)
     return value if isinstance(value, str) else None
+
+
+class UnionNode(NamedTuple):
+    """A ``oneOf``/``anyOf`` node being classified, with its members' original indices."""
+
+    key: str
+    schema: dict[str, Any]
+    kw: str
+    members: list[tuple[int, Any]]
+    pointer: str
 
 
 def union_keyword(schema: dict[str, Any]) -> str | None:
@@ -56,17 +66,18 @@ def build_def(
             (i, m) for i, m in enumerate(schema[kw]) if not (drop_null and is_null(m))
         ]
         if not has_props:
-            enum = try_enum(ctx, key, schema, kw, members, pointer)
+            enum = try_enum(ctx, UnionNode(key, schema, kw, members, pointer))
             if enum is not None:
                 return enum
         from acpgen.build.unions import build_untagged, try_tagged
 
-        tagged = try_tagged(ctx, key, schema, kw, members, pointer)
+        node = UnionNode(key, schema, kw, members, pointer)
+        tagged = try_tagged(ctx, node)
         if tagged is not None:
             return tagged
         if has_props:
             return build_object(ctx, key, schema, pointer, lifted_from)
-        return build_untagged(ctx, key, schema, kw, members, pointer)
+        return build_untagged(ctx, node)
 
     if isinstance(schema.get("enum"), list) and not has_props:
         values = [v for v in schema["enum"] if v is not None]
@@ -107,14 +118,8 @@ def _is_object(schema: dict[str, Any]) -> bool:
 # --------------------------------------------------------------------------- enums
 
 
-def try_enum(
-    ctx: Context,
-    key: str,
-    schema: dict[str, Any],
-    kw: str,
-    members: list[tuple[int, Any]],
-    pointer: str,
-) -> ir.EnumDef | None:
+def try_enum(ctx: Context, node: UnionNode) -> ir.EnumDef | None:
+    key, schema, kw, members, pointer = node
     values: list[ir.EnumValue] = []
     fallback: dict[str, Any] | None = None
     kinds: set[str] = set()
@@ -202,15 +207,15 @@ def build_fields(
     return tuple(out)
 
 
-def base_fields(ctx: Context, schema: dict[str, Any], pointer: str) -> tuple[str | None, tuple[ir.Field, ...]]:
-    """The def an object extends through ``allOf:[{$ref}]`` / ``$ref`` siblings."""
+def base_def(ctx: Context, schema: dict[str, Any], pointer: str, what: str = "an object") -> str | None:
+    """The def a schema extends through ``allOf:[{$ref}]`` / ``$ref`` siblings."""
     ref, at = single_ref(schema)
     if ref is None:
-        return None, ()
+        return None
     target = ctx.resolve(ref, pointer + at)
     if target.def_name is None:
-        raise ctx.error("ACPG207", "an object may only extend a $defs entry", pointer + at)
-    return target.def_name, ()
+        raise ctx.error("ACPG207", f"{what} may only extend a $defs entry", pointer + at)
+    return target.def_name
 
 
 def build_mixins(
@@ -224,7 +229,7 @@ def build_mixins(
         at = pointer_join(pointer, kw, i)
         if not isinstance(m, dict):
             raise ctx.error("ACPG202", "expected a schema object", at)
-        base, _ = base_fields(ctx, m, at)
+        base = base_def(ctx, m, at)
         mixins.append(
             ir.Mixin(
                 title=_text(m, "title"),
@@ -249,7 +254,7 @@ def extra_members(ctx: Context, schema: dict[str, Any], pointer: str, owner: str
 def build_object(
     ctx: Context, key: str, schema: dict[str, Any], pointer: str, lifted_from: str | None
 ) -> ir.ObjectDef:
-    base, _ = base_fields(ctx, schema, pointer)
+    base = base_def(ctx, schema, pointer)
     fields = build_fields(ctx, key, schema, pointer)
     if base is not None:
         # the extended def's fields come first; the object's own fields override them

@@ -6,7 +6,6 @@ from typing import Any
 
 from acpgen import ir
 from acpgen.build.context import ANNOTATIONS, SCALAR_TYPES, Context, check_schema
-from acpgen.source import pointer_join
 
 STRUCTURAL = frozenset({"properties", "required", "oneOf", "anyOf", "additionalProperties"})
 
@@ -195,10 +194,3 @@ def _is_simple(member: Any) -> bool:
         return "additionalProperties" in member and "properties" not in member
     return True
 
-
-def field_hint(parent: str, name: str) -> str:
-    return f"{parent}.{name}"
-
-
-def member_pointer(pointer: str, key: str, index: int) -> str:
-    return pointer_join(pointer, key, index)

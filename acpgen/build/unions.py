@@ -14,7 +14,7 @@ from typing import Any
 
 from acpgen import ir
 from acpgen.build.context import Context
-from acpgen.build.defs import _text, build_fields, build_mixins, union_keyword
+from acpgen.build.defs import UnionNode, _text, base_def, build_fields, build_mixins, union_keyword
 from acpgen.build.types import single_ref, type_expr
 from acpgen.source import pointer_join
 
@@ -86,14 +86,8 @@ def _classify(members: list[_Member], tag: str) -> tuple[list[_Member], list[_Me
     return tagged, defaults, fallbacks
 
 
-def try_tagged(
-    ctx: Context,
-    key: str,
-    schema: dict[str, Any],
-    kw: str,
-    indexed: list[tuple[int, Any]],
-    pointer: str,
-) -> ir.TaggedUnionDef | None:
+def try_tagged(ctx: Context, node: UnionNode) -> ir.TaggedUnionDef | None:
+    key, schema, kw, indexed, pointer = node
     if not indexed or not all(_object_like(m) for _, m in indexed):
         return None
     members = [_member(i, m) for i, m in indexed]
@@ -144,14 +138,8 @@ def try_tagged(
 def _variant(ctx: Context, union: str, tag: str, kind: str, m: _Member, pointer: str) -> ir.Variant:
     value = m.consts.get(tag)
     vkey = f"{union}#{value}" if kind == "tagged" else f"{union}#{kind}"
-    base = None
-    ref, at = single_ref(m.schema)
-    if ref is not None:
-        target = ctx.resolve(ref, pointer + at)
-        if target.def_name is None:
-            raise ctx.error("ACPG207", "a variant may only extend a $defs entry", pointer + at)
-        base = target.def_name
-    elif isinstance(m.schema.get("allOf"), list):
+    base = base_def(ctx, m.schema, pointer, "a variant")
+    if base is None and isinstance(m.schema.get("allOf"), list):
         raise ctx.error("ACPG207", "allOf with more than one schema is not supported here", pointer + "/allOf")
     return ir.Variant(
         key=vkey,
@@ -167,14 +155,8 @@ def _variant(ctx: Context, union: str, tag: str, kind: str, m: _Member, pointer:
     )
 
 
-def build_untagged(
-    ctx: Context,
-    key: str,
-    schema: dict[str, Any],
-    kw: str,
-    indexed: list[tuple[int, Any]],
-    pointer: str,
-) -> ir.UnionDef:
+def build_untagged(ctx: Context, node: UnionNode) -> ir.UnionDef:
+    key, schema, kw, indexed, pointer = node
     members: list[ir.UnionMember] = []
     distinct = _distinguishing_properties([m for _, m in indexed])
     for (i, m), own in zip(indexed, distinct):

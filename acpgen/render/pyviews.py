@@ -178,8 +178,7 @@ class _Builder:
                 self.bases[name] = base
             members.append(name)
         name = self.names.type(d.key)
-        tag_attr = self.names.attr(d.variants[0].key, d.tag) if d.variants[0].kind != "default" else None
-        if not d.open and d.default_variant is None and tag_attr is not None and all(v.kind == "tagged" for v in d.variants):
+        if all(v.kind == "tagged" for v in d.variants):
             tag_attr = self.names.attr(d.variants[0].key, d.tag)
             expr = f"Annotated[{' | '.join(members)}, Field(discriminator={py_literal(tag_attr)})]"
             if len(members) == 1:
