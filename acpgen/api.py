@@ -52,6 +52,12 @@ def _source_name(raw: RawDocument, root: Path) -> str:
         return path.name
 
 
+def _schema_name(b: Built) -> str:
+    """``v1/schema.json`` in a tree directory, ``schema.json`` in a flat release: no absolute paths."""
+    path = Path(b.raw.source.path)
+    return f"{path.parent.name}/{path.name}" if path.parent.name == b.protocol.tree else path.name
+
+
 def render_target(target: Target, config: Config) -> dict[PurePosixPath, str]:
     built = build_ir(target.schema, config)
     unused = unused_overrides(config.naming, [b.protocol for b in built])
@@ -65,7 +71,7 @@ def render_target(target: Target, config: Config) -> dict[PurePosixPath, str]:
         for b in built:
             inputs = Inputs(
                 label=b.protocol.label,
-                schema_name=f"{b.protocol.tree}/{Path(b.raw.source.path).name}",
+                schema_name=_schema_name(b),
                 schema_sha256=b.protocol.source_sha256,
                 meta_sha256=b.protocol.meta_sha256,
                 style=style,

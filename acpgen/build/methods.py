@@ -47,6 +47,20 @@ def build_methods(ctx: Context) -> tuple[ir.Method, ...]:
         entry = by_method.setdefault((wire, side), {"pointer": ctx.def_pointer(name)})
         entry.setdefault(role, name)
 
+    # a request whose response def carries no x-method (ReadTextFileResponse in
+    # v0.1.x): pair them by the Rust naming convention, FooRequest -> FooResponse
+    for entry in by_method.values():
+        params = entry.get("params")
+        if "result" in entry or "notification" in entry or not isinstance(params, str):
+            continue
+        for suffix in PARAMS_SUFFIXES:
+            if params.endswith(suffix):
+                stem = params[: -len(suffix)]
+                found = [stem + r for r in RESULT_SUFFIXES if stem + r in ctx.defs and "x-method" not in _as_dict(ctx.defs[stem + r])]
+                if found:
+                    entry["result"] = found[0]
+                break
+
     meta_sides: dict[str, str] = {}
     for m in ctx.raw.meta.methods:
         meta_sides.setdefault(m.wire, m.side)
@@ -75,6 +89,10 @@ def build_methods(ctx: Context) -> tuple[ir.Method, ...]:
                     entry.setdefault(role, name)
         methods.append(_method(ctx, m.wire, m.side, entry, "meta+name" if len(entry) > 1 else "meta"))
     return tuple(sorted(methods, key=lambda m: (m.name, m.side)))
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _method(ctx: Context, wire: str, side: str, entry: dict[str, Any], linked_by: str) -> ir.Method:
