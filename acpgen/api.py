@@ -58,7 +58,8 @@ def _schema_name(b: Built) -> str:
     return f"{path.parent.name}/{path.name}" if path.parent.name == b.protocol.tree else path.name
 
 
-def render_target(target: Target, config: Config) -> dict[PurePosixPath, str]:
+def render_target(target: Target, config: Config, formatted: bool = True) -> dict[PurePosixPath, str]:
+    """``formatted=False`` skips black (tests that only import the output use it)."""
     built = build_ir(target.schema, config)
     unused = unused_overrides(config.naming, [b.protocol for b in built])
     if unused and len(config.targets) == 1:
@@ -75,7 +76,7 @@ def render_target(target: Target, config: Config) -> dict[PurePosixPath, str]:
                 schema_sha256=b.protocol.source_sha256,
                 meta_sha256=b.protocol.meta_sha256,
                 style=style,
-                templates_sha256=templates_digest(),
+                templates_sha256=templates_digest(style),
             )
             if style in PYTHON_STYLES:
                 rendered = render_python(b.protocol, b.names, inputs, style)
@@ -93,7 +94,7 @@ def render_target(target: Target, config: Config) -> dict[PurePosixPath, str]:
     problems = Collector()
     for f in files:
         try:
-            text = format_file(f.path, f.text)
+            text = format_file(f.path, f.text) if formatted else f.text
         except AcpgenError as exc:
             problems.extend(exc)
             continue
@@ -109,21 +110,21 @@ def render_target(target: Target, config: Config) -> dict[PurePosixPath, str]:
     return out
 
 
-def render_all(config: Config) -> list[tuple[Target, dict[PurePosixPath, str]]]:
+def render_all(config: Config, formatted: bool = True) -> list[tuple[Target, dict[PurePosixPath, str]]]:
     """Render every target; all errors of all targets are reported together."""
     problems = Collector()
     results: list[tuple[Target, dict[PurePosixPath, str]]] = []
     for target in config.targets:
         try:
-            results.append((target, render_target(target, config)))
+            results.append((target, render_target(target, config, formatted)))
         except AcpgenError as exc:
             problems.extend(exc)
     problems.raise_if_any()
     return results
 
 
-def build(config: Config) -> list[tuple[Target, int]]:
-    results = render_all(config)  # nothing is written unless every target rendered
+def build(config: Config, formatted: bool = True) -> list[tuple[Target, int]]:
+    results = render_all(config, formatted)  # nothing is written unless every target rendered
     written = []
     for target, files in results:
         write_tree(target.out, files)

@@ -27,8 +27,8 @@ def import_file(path: Path) -> ModuleType:
     return module
 
 
-def generate(schema: Path, out: Path, styles: tuple[str, ...] = ("pydantic",)) -> Path:
-    api.build(Config(Path.cwd(), (Target(str(schema), schema, out, styles),)))
+def generate(schema: Path, out: Path, styles: tuple[str, ...] = ("pydantic",), formatted: bool = True) -> Path:
+    api.build(Config(Path.cwd(), (Target(str(schema), schema, out, styles),)), formatted)
     return out
 
 

@@ -46,7 +46,7 @@ def _module(tmp_root: Path, release: str, schema_file: str) -> Any:
     if key not in _MODULES:
         out = tmp_root / release
         if not (out / "acpgen-manifest.json").exists():
-            generate(corpus.ACP / release, out)
+            generate(corpus.ACP / release, out, formatted=False)
         _MODULES[key] = import_file(out / "acp_pydantic" / f"{stem}.py")
     return _MODULES[key]
 

@@ -31,3 +31,10 @@ def test_ir_snapshot(fixture: str, snapshot) -> None:  # type: ignore[no-untyped
 def test_pydantic_snapshot(fixture: str, snapshot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = generate(SCHEMAS / fixture, tmp_path / "out")
     assert (out / "acp_pydantic" / "v1.py").read_text() == snapshot
+
+
+@pytest.mark.parametrize("style", ["dataclasses", "typeddict"])
+@pytest.mark.parametrize("fixture", FIXTURES)
+def test_style_snapshot(fixture: str, style: str, snapshot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = generate(SCHEMAS / fixture, tmp_path / "out", (style,))
+    assert (out / f"acp_{style}" / "v1.py").read_text() == snapshot

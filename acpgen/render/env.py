@@ -37,11 +37,22 @@ def template_files() -> list[Path]:
     return sorted(p for p in root.rglob("*.jinja") if p.is_file())
 
 
-@lru_cache(maxsize=1)
-def templates_digest() -> str:
+#: template folder of each style; files named ``_*.jinja`` beside it are shared
+STYLE_DIRS = {"pydantic": "python/pydantic", "dataclasses": "python/dataclasses", "typeddict": "python/typeddict", "mdx": "docs/mdx", "md": "docs/md"}
+
+
+@lru_cache(maxsize=None)
+def templates_digest(style: str | None = None) -> str:
+    """sha256 over the templates a style renders with (all templates when ``style`` is None),
+    so that changing one style's templates does not touch another style's headers."""
     h = hashlib.sha256()
     root = templates_dir()
+    folder = STYLE_DIRS.get(style or "", "")
     for path in template_files():
+        rel = path.relative_to(root).as_posix()
+        parent = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        if folder and not (rel.startswith(folder + "/") or (path.name.startswith("_") and folder.startswith(parent + "/"))):
+            continue
         h.update(path.relative_to(root).as_posix().encode())
         h.update(b"\0")
         h.update(path.read_bytes())

@@ -76,9 +76,16 @@ def field_constraints(t: ir.TypeExpr) -> list[str]:
 class TypeWriter:
     """Spells type expressions for one module. ``name`` maps an IR key to its name."""
 
-    def __init__(self, name: Callable[[str], str], skip_marker: str = "_SKIP_INVALID") -> None:
+    def __init__(
+        self,
+        name: Callable[[str], str],
+        skip_marker: str = "_SKIP_INVALID",
+        constrain: Callable[[str, list[str]], str] | None = None,
+    ) -> None:
         self.name = name
         self.skip_marker = skip_marker
+        #: spells a constrained type; pydantic: ``Annotated[int, Field(ge=0)]``
+        self.constrain = constrain or (lambda base, cons: f"Annotated[{base}, Field({', '.join(cons)})]")
 
     def expr(self, t: ir.TypeExpr, skip_invalid: bool = False) -> str:
         if isinstance(t, ir.Nullable):
@@ -87,7 +94,7 @@ class TypeWriter:
         if isinstance(t, ir.Prim):
             base = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}[t.kind]
             cons = field_constraints(t)
-            return f"Annotated[{base}, Field({', '.join(cons)})]" if cons else base
+            return self.constrain(base, cons) if cons else base
         if isinstance(t, ir.AnyT):
             return "Any"
         if isinstance(t, ir.NullT):
@@ -102,7 +109,7 @@ class TypeWriter:
                 item = f"Annotated[{item}, {self.skip_marker}]"
             cons = field_constraints(t)
             inner = f"list[{item}]"
-            return f"Annotated[{inner}, Field({', '.join(cons)})]" if cons else inner
+            return self.constrain(inner, cons) if cons else inner
         if isinstance(t, ir.Map):
             return f"dict[str, {self.expr(t.values)}]"
         if isinstance(t, ir.Tuple):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 from acpgen import ir
 from acpgen.naming import Names
@@ -207,62 +208,98 @@ class _Builder:
         elif isinstance(d, ir.TaggedUnionDef):
             self.add_tagged(d)
         elif isinstance(d, ir.EnumDef):
-            lit = "Literal[" + ", ".join(py_literal(v.value) for v in d.values) + "]"
-            if d.open:
-                lit += " | " + ("int" if d.base == "integer" else "str")
-            self.add_alias(d.key, lit, d.description, set())
+            self.add_alias(d.key, enum_expr(d), d.description, set())
         elif isinstance(d, ir.UnionDef):
-            parts = list(dict.fromkeys(self.types.expr(m.type) for m in d.members))
-            expr = "Any" if "Any" in parts else " | ".join(parts)
-            deps = set().union(*(refs_of(m.type) for m in d.members)) if d.members else set()
+            expr, deps = union_expr(self.types, d)
             self.add_alias(d.key, expr, d.description, deps)
         else:
             self.add_alias(d.key, self.types.expr(d.type), d.description, refs_of(d.type))
 
     # -- ordering ---------------------------------------------------------------------
     def ordered_classes(self) -> tuple[ClassView, ...]:
-        out: list[ClassView] = []
-        done: set[str] = set()
-
-        def visit(name: str) -> None:
-            if name in done:
-                return
-            base = self.bases.get(name)
-            if base is not None and base in self.classes:
-                visit(base)
-            done.add(name)
-            out.append(self.classes[name])
-
-        for name in sorted(self.classes):
-            visit(name)
-        return tuple(out)
+        return ordered_classes(self.classes, self.bases)
 
     def ordered_aliases(self) -> tuple[AliasView, ...]:
-        out: list[AliasView] = []
-        state: dict[str, int] = {}
-
-        def visit(name: str) -> None:
-            if state.get(name) == 2:
-                return
-            if state.get(name) == 1:
-                return  # a cycle between aliases: leave the rest to lazy annotations
-            state[name] = 1
-            for dep in sorted(self.aliases[name][1]):
-                if dep in self.aliases:
-                    visit(dep)
-            state[name] = 2
-            out.append(self.aliases[name][0])
-
-        for name in sorted(self.aliases):
-            visit(name)
-        return tuple(out)
+        return ordered_aliases(self.aliases)
 
 
-def build_module_view(protocol: ir.Protocol, names: Names, header: str) -> ModuleView:
-    b = _Builder(protocol, names)
-    for d in protocol.defs:
-        b.add(d)
-    methods = tuple(
+_C = TypeVar("_C")
+_A = TypeVar("_A")
+
+
+def ordered_classes(classes: dict[str, _C], bases: dict[str, str]) -> tuple[_C, ...]:
+    """Sorted by name, each base class before its subclasses."""
+    out: list[_C] = []
+    done: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in done:
+            return
+        base = bases.get(name)
+        if base is not None and base in classes:
+            visit(base)
+        done.add(name)
+        out.append(classes[name])
+
+    for name in sorted(classes):
+        visit(name)
+    return tuple(out)
+
+
+def ordered_aliases(aliases: dict[str, tuple[_A, set[str]]]) -> tuple[_A, ...]:
+    """Sorted by name, each alias after the aliases its runtime value uses."""
+    out: list[_A] = []
+    state: dict[str, int] = {}
+
+    def visit(name: str) -> None:
+        if state.get(name):
+            return  # done, or a cycle between aliases: leave the rest to lazy annotations
+        state[name] = 1
+        for dep in sorted(aliases[name][1]):
+            if dep in aliases:
+                visit(dep)
+        state[name] = 2
+        out.append(aliases[name][0])
+
+    for name in sorted(aliases):
+        visit(name)
+    return tuple(out)
+
+
+def flatten_mixins(defs: dict[str, ir.Def], mixins: tuple[ir.Mixin, ...]) -> tuple[list[ir.Field], tuple[tuple[str, ...], ...]]:
+    """The members of flattened untagged shapes (each optional; first declaration wins)
+    and, per shape, the wire names it requires."""
+    out: list[ir.Field] = []
+    shapes: list[tuple[str, ...]] = []
+    seen: set[str] = set()
+    for m in mixins:
+        fs = list(m.fields)
+        base = defs.get(m.base) if m.base else None
+        if isinstance(base, ir.ObjectDef):
+            fs = list(base.fields) + fs
+        shapes.append(tuple(f.wire_name for f in fs if f.required))
+        for f in fs:
+            if f.wire_name not in seen:
+                seen.add(f.wire_name)
+                out.append(f)
+    return out, tuple(shapes)
+
+
+def enum_expr(d: ir.EnumDef) -> str:
+    """``Literal[...]``, widened by ``| str`` (or ``| int``) when the enum is open."""
+    lit = "Literal[" + ", ".join(py_literal(v.value) for v in d.values) + "]"
+    return lit + (" | " + ("int" if d.base == "integer" else "str") if d.open else "")
+
+
+def union_expr(types: TypeWriter, d: ir.UnionDef) -> tuple[str, set[str]]:
+    """An untagged union's members joined by ``|`` (``Any`` absorbs all), and its refs."""
+    parts = list(dict.fromkeys(types.expr(m.type) for m in d.members))
+    deps = set().union(*(refs_of(m.type) for m in d.members)) if d.members else set()
+    return ("Any" if "Any" in parts else " | ".join(parts)), deps
+
+
+def method_views(protocol: ir.Protocol, names: Names) -> tuple[MethodView, ...]:
+    return tuple(
         MethodView(
             m.name,
             m.side,
@@ -272,6 +309,13 @@ def build_module_view(protocol: ir.Protocol, names: Names, header: str) -> Modul
         )
         for m in protocol.methods
     )
+
+
+def build_module_view(protocol: ir.Protocol, names: Names, header: str) -> ModuleView:
+    b = _Builder(protocol, names)
+    for d in protocol.defs:
+        b.add(d)
+    methods = method_views(protocol, names)
     exports = sorted({*b.classes, *b.aliases})
     doc = f"ACP {protocol.tree} {protocol.stability} bindings (Pydantic v2)."
     return ModuleView(header, doc, b.ordered_classes(), b.ordered_aliases(), methods, tuple(exports), protocol.protocol_version)

@@ -1,0 +1,295 @@
+"""View model for the dataclasses style: stdlib only at runtime, ``load``/``dump`` per module.
+
+Each class gets a spec (``_Obj``), each alias a spec too; the templates print them as
+Python expressions, and the inlined runtime (templates/python/dataclasses/runtime.py.jinja)
+interprets them. Semantics follow the Pydantic style member for member.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from acpgen import ir
+from acpgen.naming import Names
+from acpgen.render.pytypes import INT_FORMAT_BOUNDS, TypeWriter, py_literal, refs_of
+from acpgen.render.pyviews import (
+    AliasView,
+    MethodView,
+    flatten_mixins,
+    method_views,
+    ordered_aliases,
+    ordered_classes,
+)
+
+
+@dataclass(frozen=True)
+class DCFieldView:
+    attr: str
+    annotation: str
+    value: str  # "" for a required member
+    doc: str | None
+
+
+@dataclass(frozen=True)
+class DCClassView:
+    name: str
+    base: str
+    doc: str | None
+    fields: tuple[DCFieldView, ...]
+    spec: str
+
+
+@dataclass(frozen=True)
+class DCModuleView:
+    header: str
+    doc: str
+    classes: tuple[DCClassView, ...]
+    aliases: tuple[AliasView, ...]
+    alias_specs: tuple[tuple[str, str], ...]
+    methods: tuple[MethodView, ...]
+    exports: tuple[str, ...]
+    protocol_version: int | None
+
+
+def spec_expr(t: ir.TypeExpr, names: Names, skip_invalid: bool = False) -> str:
+    """The runtime spec constructor for a type expression."""
+    if isinstance(t, ir.Nullable):
+        return f"_Nullable({spec_expr(t.inner, names, skip_invalid)})"
+    if isinstance(t, ir.Prim):
+        c = t.constraints
+        checks: list[str] = []
+        lo, hi = c.minimum, c.maximum
+        if t.kind == "integer" and c.format in INT_FORMAT_BOUNDS:
+            f_lo, f_hi = INT_FORMAT_BOUNDS[c.format]
+            lo = f_lo if lo is None else max(lo, f_lo)
+            hi = f_hi if hi is None else min(hi, f_hi)
+        for key, value in (
+            ("ge", lo),
+            ("le", hi),
+            ("gt", c.exclusive_minimum),
+            ("lt", c.exclusive_maximum),
+            ("multiple_of", c.multiple_of),
+            ("min_length", c.min_length),
+            ("max_length", c.max_length),
+            ("pattern", c.pattern),
+        ):
+            if value is not None:
+                checks.append(f"{key}={py_literal(value)}")
+        base = {"string": "_STR", "integer": "_INT", "number": "_FLOAT", "boolean": "_BOOL"}[t.kind]
+        if not checks:
+            return base
+        types, label = {"string": ("(str,)", "string"), "integer": ("(int,)", "integer"), "number": ("(int, float)", "number"), "boolean": ("(bool,)", "boolean")}[t.kind]
+        return f"_Scalar({types}, {py_literal(label)}, {', '.join(checks)})"
+    if isinstance(t, ir.AnyT):
+        return "_ANY"
+    if isinstance(t, ir.NullT):
+        return "_NULL"
+    if isinstance(t, ir.Lit):
+        return "_Lit((" + "".join(py_literal(v) + ", " for v in t.values) + "))"
+    if isinstance(t, ir.Ref):
+        return f"_Ref({py_literal(names.type(t.key))})"
+    if isinstance(t, ir.Array):
+        args = [spec_expr(t.items, names)]
+        if skip_invalid:
+            args.append("skip_invalid=True")
+        if t.constraints.min_items is not None:
+            args.append(f"min_items={t.constraints.min_items}")
+        if t.constraints.max_items is not None:
+            args.append(f"max_items={t.constraints.max_items}")
+        return f"_List({', '.join(args)})"
+    if isinstance(t, ir.Map):
+        return f"_Map({spec_expr(t.values, names)})"
+    if isinstance(t, ir.Tuple):
+        return "_Tuple((" + "".join(spec_expr(i, names) + ", " for i in t.items) + "))"
+    if isinstance(t, ir.AnyOf):
+        return "_AnyOf((" + "".join(spec_expr(m, names) + ", " for m in t.members) + "))"
+    raise TypeError(f"unknown type expression {t!r}")
+
+
+class _Builder:
+    def __init__(self, protocol: ir.Protocol, names: Names) -> None:
+        self.p = protocol
+        self.names = names
+        self.defs = protocol.def_map()
+        self.types = TypeWriter(names.type, constrain=lambda base, cons: base)
+        self.classes: dict[str, DCClassView] = {}
+        self.bases: dict[str, str] = {}
+        self.aliases: dict[str, tuple[AliasView, set[str]]] = {}
+        self.alias_specs: dict[str, str] = {}
+        #: full member list (wire -> (field, optional)) per class, inherited members included
+        self.members: dict[str, dict[str, tuple[ir.Field, bool]]] = {}
+
+    # -- members ----------------------------------------------------------------------
+    def default(self, f: ir.Field) -> tuple[str, str] | None:
+        """("default" | "factory", expression) when the member may be absent."""
+        if f.has_default:
+            value = f.default
+            if isinstance(value, dict) and isinstance(f.type, ir.Ref):
+                return "factory", f"lambda: load({self.names.type(f.type.key)}, {py_literal(value)})"
+            if isinstance(value, (list, dict)):
+                empty = "list" if isinstance(value, list) else "dict"
+                return "factory", empty if not value else f"lambda: {py_literal(value)}"
+            return "default", py_literal(value)
+        if not f.required:
+            return "default", "None"
+        return None
+
+    def field_view(self, owner: str, f: ir.Field, optional: bool) -> DCFieldView:
+        attr = self.names.attr(owner, f.wire_name)
+        ann = self.types.expr(f.type)
+        d = self.default(f) if not optional else ("default", "None")
+        if d is not None and d[1] == "None" and not ann.endswith("| None") and ann not in ("Any", "None"):
+            ann += " | None"
+        if d is None:
+            value = ""
+        elif d[0] == "default":
+            value = d[1]
+        else:
+            value = f"field(default_factory={d[1]})"
+        return DCFieldView(attr, ann, value, f.description)
+
+    def field_spec(self, owner: str, f: ir.Field, optional: bool) -> str:
+        attr = self.names.attr(owner, f.wire_name)
+        args = [py_literal(attr), py_literal(f.wire_name), spec_expr(f.type, self.names, f.skip_invalid_items)]
+        if f.required and not optional:
+            args.append("required=True")
+        d = self.default(f) if not optional else ("default", "None")
+        if d is not None and d[0] == "default" and d[1] != "None":
+            args.append(f"default={d[1]}")
+        elif d is not None and d[0] == "factory":
+            args.append(f"factory={d[1]}")
+        lenient = f.default_on_error and (not f.required or optional or f.nullable)
+        if lenient:
+            args.append("lenient=True")
+        return f"_F({', '.join(args)})"
+
+    def mixin_members(self, mixins: tuple[ir.Mixin, ...]) -> tuple[list[ir.Field], tuple[tuple[str, ...], ...]]:
+        return flatten_mixins(self.defs, mixins)
+
+    def add_class(
+        self,
+        key: str,
+        base: str | None,
+        doc: str | None,
+        own: list[tuple[ir.Field, bool]],
+        shapes: tuple[tuple[str, ...], ...],
+        extra: object,
+        tag: tuple[str, str | int | None] | None = None,
+    ) -> str:
+        name = self.names.type(key)
+        inherited = dict(self.members.get(base, {})) if base else {}
+        members = dict(inherited)
+        views: list[DCFieldView] = []
+        for f, optional in own:
+            members[f.wire_name] = (f, optional)
+            views.append(self.field_view(key, f, optional))
+        specs = [self.field_spec(key, f, optional) for f, optional in members.values()]
+        if tag is not None:
+            wire, value = tag
+            attr = self.names.attr(key, wire)
+            if value is None:  # open fallback: any string tag, kept as received
+                views.append(DCFieldView(attr, "str", "", None))
+                specs.append(f"_F({py_literal(attr)}, {py_literal(wire)}, _STR, required=True)")
+            else:
+                views.append(DCFieldView(attr, f"Literal[{py_literal(value)}]", py_literal(value), None))
+                specs.append(f"_F({py_literal(attr)}, {py_literal(wire)}, _Lit(({py_literal(value)},)), required=True)")
+        self.members[key] = members
+        extra_spec = py_literal(extra) if isinstance(extra, str) else spec_expr(extra, self.names)  # type: ignore[arg-type]
+        spec = f"_Obj({name}, ({''.join(s + ', ' for s in specs)}), extra={extra_spec}, shapes={shapes!r})"
+        self.classes[name] = DCClassView(name, self.names.type(base) if base else "AcpObject", doc, tuple(views), spec)
+        if base:
+            self.bases[name] = self.names.type(base)
+        return name
+
+    # -- defs -------------------------------------------------------------------------
+    def add_object(self, d: ir.ObjectDef) -> None:
+        own = [(f, False) for f in d.fields]
+        mixed, shapes = self.mixin_members(d.mixins)
+        own += [(f, True) for f in mixed]
+        self.add_class(d.key, None, d.description, own, shapes, d.extra)
+
+    def add_tagged(self, d: ir.TaggedUnionDef) -> None:
+        choices: list[str] = []
+        members: list[str] = []
+        default = fallback = None
+        for v in d.variants:
+            if v.kind == "default" and v.base is not None and not v.fields and not v.mixins and not d.shared_fields:
+                default = self.names.type(v.base)
+                members.append(default)
+                continue
+            base = v.base if v.base and isinstance(self.defs.get(v.base), ir.ObjectDef) else None
+            own = [(f, False) for f in d.shared_fields + v.fields]
+            mixed, shapes = self.mixin_members(v.mixins)
+            own += [(f, True) for f in mixed]
+            base_def = self.defs.get(base) if base else None
+            if isinstance(base_def, ir.ObjectDef):
+                _, base_shapes = self.mixin_members(base_def.mixins)
+                shapes = base_shapes + shapes
+            extra = base_def.extra if isinstance(base_def, ir.ObjectDef) else "allow"
+            tag = None if v.kind == "default" else (d.tag, v.tag_value if v.kind == "tagged" else None)
+            doc = v.description or (f"The ``{v.tag_value}`` variant of :data:`{self.names.type(d.key)}`." if v.kind == "tagged" else None)
+            name = self.add_class(v.key, base, doc, own, shapes, extra, tag)
+            members.append(name)
+            if v.kind == "tagged":
+                choices.append(f"{py_literal(v.tag_value)}: {py_literal(name)}")
+            elif v.kind == "default":
+                default = name
+            else:
+                fallback = name
+        union = self.names.type(d.key)
+        self.aliases[union] = (AliasView(union, " | ".join(dict.fromkeys(members)), d.description), set())
+        self.alias_specs[union] = (
+            f"_Tagged({py_literal(d.tag)}, {{{', '.join(choices)}}}, "
+            f"default={py_literal(default)}, fallback={py_literal(fallback)})"
+        )
+
+    def add_alias(self, key: str, expr: str, spec: str, doc: str | None, deps: set[str]) -> None:
+        name = self.names.type(key)
+        self.aliases[name] = (AliasView(name, expr, doc), {self.names.type(k) for k in deps if k in self.names.types})
+        self.alias_specs[name] = spec
+
+    def add(self, d: ir.Def) -> None:
+        if isinstance(d, ir.ObjectDef):
+            self.add_object(d)
+        elif isinstance(d, ir.TaggedUnionDef):
+            self.add_tagged(d)
+        elif isinstance(d, ir.EnumDef):
+            values = tuple(v.value for v in d.values)
+            lit = "Literal[" + ", ".join(py_literal(v) for v in values) + "]"
+            open_type = ("int" if d.base == "integer" else "str") if d.open else None
+            spec = "_Lit((" + "".join(py_literal(v) + ", " for v in values) + f"), open={open_type})"
+            self.add_alias(d.key, lit + (f" | {open_type}" if open_type else ""), spec, d.description, set())
+        elif isinstance(d, ir.UnionDef):
+            parts = list(dict.fromkeys(self.types.expr(m.type) for m in d.members))
+            expr = "Any" if "Any" in parts else " | ".join(parts)
+            spec = "_AnyOf((" + "".join(spec_expr(m.type, self.names) + ", " for m in d.members) + "))"
+            deps = set().union(*(refs_of(m.type) for m in d.members)) if d.members else set()
+            self.add_alias(d.key, expr, spec, d.description, deps)
+        else:
+            # Annotated with the def's name: a distinct runtime object, so load() knows
+            # which def (and which constraints) is meant even when two aliases are `str`
+            expr = f"Annotated[{self.types.expr(d.type)}, {py_literal(self.names.type(d.key))}]"
+            self.add_alias(d.key, expr, spec_expr(d.type, self.names), d.description, refs_of(d.type))
+
+    def ordered(self) -> tuple[DCClassView, ...]:
+        # a variant's payload base must come first; members are registered base-first too
+        return ordered_classes(self.classes, self.bases)
+
+
+def build_dataclass_view(protocol: ir.Protocol, names: Names, header: str) -> DCModuleView:
+    b = _Builder(protocol, names)
+    # payload objects first, so a variant can inherit the members of its base
+    for d in sorted(protocol.defs, key=lambda d: not isinstance(d, ir.ObjectDef)):
+        b.add(d)
+    exports = tuple(sorted({*b.classes, *b.aliases, "AcpObject", "ValidationError", "dump", "load"}))
+    doc = f"ACP {protocol.tree} {protocol.stability} bindings (dataclasses, standard library only)."
+    return DCModuleView(
+        header,
+        doc,
+        b.ordered(),
+        ordered_aliases(b.aliases),
+        tuple(sorted(b.alias_specs.items())),
+        method_views(protocol, names),
+        exports,
+        protocol.protocol_version,
+    )

@@ -1,0 +1,176 @@
+"""View model for the TypedDict style: keys exactly as on the wire, no runtime dependency.
+
+The markers in ``Annotated`` metadata (constraints, leniency, union routing) carry a
+``__get_pydantic_core_schema__`` hook, so ``pydantic.TypeAdapter(mod.X)`` validates with
+the same semantics as the Pydantic style, while importing the module needs only
+``typing_extensions``.
+"""
+
+from __future__ import annotations
+
+import keyword
+from dataclasses import dataclass
+
+from acpgen import ir
+from acpgen.naming import Names
+from acpgen.render.pytypes import TypeWriter, py_literal, refs_of
+from acpgen.render.pyviews import (
+    AliasView,
+    MethodView,
+    enum_expr,
+    flatten_mixins,
+    method_views,
+    ordered_aliases,
+    union_expr,
+)
+
+
+@dataclass(frozen=True)
+class KeyView:
+    key: str
+    annotation: str  # a Python string literal holding the annotation
+    required: bool
+    comment: str | None
+
+
+@dataclass(frozen=True)
+class TypedDictView:
+    name: str
+    doc: str | None
+    keys: tuple[KeyView, ...]
+    functional: bool  # a key is not an identifier: TypedDict("Name", {...})
+    shapes: tuple[tuple[str, ...], ...] = ()
+
+
+@dataclass(frozen=True)
+class TypedDictModuleView:
+    header: str
+    doc: str
+    classes: tuple[TypedDictView, ...]
+    aliases: tuple[AliasView, ...]
+    methods: tuple[MethodView, ...]
+    exports: tuple[str, ...]
+    protocol_version: int | None
+    forbid: tuple[str, ...]  # TypedDicts that reject unknown keys
+
+
+def _first_line(text: str | None) -> str | None:
+    if not text:
+        return None
+    line = text.strip().splitlines()[0].strip()
+    return line or None
+
+
+class _Builder:
+    def __init__(self, protocol: ir.Protocol, names: Names) -> None:
+        self.defs = protocol.def_map()
+        self.names = names
+        self.types = TypeWriter(names.type, constrain=lambda base, cons: f"Annotated[{base}, _Constraints({', '.join(cons)})]")
+        self.classes: dict[str, TypedDictView] = {}
+        self.aliases: dict[str, tuple[AliasView, set[str]]] = {}
+        self.forbid: list[str] = []
+
+    def key(self, f: ir.Field, optional: bool = False) -> KeyView:
+        ann = self.types.expr(f.type, skip_invalid=f.skip_invalid_items)
+        if f.default_on_error and f.required and not optional:
+            # as the Pydantic style: a required member is lenient only when null is allowed
+            if f.nullable:
+                ann = f"Annotated[{ann}, _OnErrorDefault(None, required=True)]"
+        elif f.default_on_error:
+            value = f.default if f.has_default else None
+            if isinstance(value, (list, dict)) and value:
+                marker = f"_OnErrorDefault(factory=lambda: {py_literal(value)})"
+            elif isinstance(value, (list, dict)):
+                marker = f"_OnErrorDefault(factory={'list' if isinstance(value, list) else 'dict'})"
+            else:
+                marker = f"_OnErrorDefault({py_literal(value)})"
+            ann = f"Annotated[{ann}, {marker}]"
+        return KeyView(f.wire_name, repr(ann), f.required and not optional, _first_line(f.description))
+
+    def fields_of(self, fields: tuple[ir.Field, ...], optional: bool = False) -> list[KeyView]:
+        return [self.key(f, optional) for f in fields]
+
+    def mixin_keys(self, mixins: tuple[ir.Mixin, ...]) -> tuple[list[KeyView], tuple[tuple[str, ...], ...]]:
+        fields, shapes = flatten_mixins(self.defs, mixins)
+        return [self.key(f, optional=True) for f in fields], shapes
+
+    def add_class(self, name: str, doc: str | None, keys: list[KeyView], shapes: tuple[tuple[str, ...], ...], extra: object) -> None:
+        merged: dict[str, KeyView] = {}
+        for k in keys:
+            merged[k.key] = k  # later (more specific) declarations win
+        functional = any(not k.isidentifier() or keyword.iskeyword(k) for k in merged)
+        self.classes[name] = TypedDictView(name, doc, tuple(merged.values()), functional, shapes)
+        if extra == "forbid":
+            self.forbid.append(name)
+
+    def add_object(self, d: ir.ObjectDef) -> None:
+        keys = self.fields_of(d.fields)
+        mixed, shapes = self.mixin_keys(d.mixins)
+        self.add_class(self.names.type(d.key), d.description, keys + mixed, shapes, d.extra)
+
+    def add_tagged(self, d: ir.TaggedUnionDef) -> None:
+        choices: list[tuple[str, str]] = []
+        for v in d.variants:
+            base = self.defs.get(v.base) if v.base else None
+            if v.kind == "default" and v.base is not None and not v.fields and not v.mixins and not d.shared_fields:
+                choices.append(("<default>", self.names.type(v.base)))
+                continue
+            keys: list[KeyView] = []
+            shapes: tuple[tuple[str, ...], ...] = ()
+            extra: object = "allow"
+            if isinstance(base, ir.ObjectDef):
+                keys += self.fields_of(base.fields)
+                base_mixed, shapes = self.mixin_keys(base.mixins)
+                keys += base_mixed
+                extra = base.extra
+            keys += self.fields_of(d.shared_fields) + self.fields_of(v.fields)
+            mixed, own_shapes = self.mixin_keys(v.mixins)
+            keys += mixed
+            if v.kind != "default":
+                tag_ann = f"Literal[{py_literal(v.tag_value)}]" if v.kind == "tagged" else "str"
+                keys.append(KeyView(d.tag, repr(tag_ann), True, None))
+            name = self.names.type(v.key)
+            doc = v.description or (f"The ``{v.tag_value}`` variant of ``{self.names.type(d.key)}``." if v.kind == "tagged" else None)
+            self.add_class(name, doc, keys, shapes + own_shapes, extra)
+            choices.append((str(v.tag_value) if v.kind == "tagged" else f"<{v.kind}>", name))
+        members = " | ".join(dict.fromkeys(name for _, name in choices))
+        table = "{" + ", ".join(f"{py_literal(t)}: {py_literal(n)}" for t, n in choices) + "}"
+        route = f"_Route({py_literal(d.tag)}, {table}, default={d.default_variant is not None}, fallback={d.open})"
+        expr = f"Annotated[{members}, {route}]"
+        self.aliases[self.names.type(d.key)] = (AliasView(self.names.type(d.key), expr, d.description), set())
+
+    def add_alias(self, key: str, expr: str, doc: str | None, deps: set[str]) -> None:
+        name = self.names.type(key)
+        self.aliases[name] = (AliasView(name, expr, doc), {self.names.type(k) for k in deps if k in self.names.types})
+
+    def add(self, d: ir.Def) -> None:
+        if isinstance(d, ir.ObjectDef):
+            self.add_object(d)
+        elif isinstance(d, ir.TaggedUnionDef):
+            self.add_tagged(d)
+        elif isinstance(d, ir.EnumDef):
+            self.add_alias(d.key, enum_expr(d), d.description, set())
+        elif isinstance(d, ir.UnionDef):
+            expr, deps = union_expr(self.types, d)
+            self.add_alias(d.key, expr, d.description, deps)
+        else:
+            self.add_alias(d.key, self.types.expr(d.type), d.description, refs_of(d.type))
+
+
+def build_typeddict_view(protocol: ir.Protocol, names: Names, header: str) -> TypedDictModuleView:
+    b = _Builder(protocol, names)
+    for d in protocol.defs:
+        b.add(d)
+    classes = tuple(b.classes[n] for n in sorted(b.classes))
+    exports = tuple(sorted({*b.classes, *b.aliases}))
+    doc = f"ACP {protocol.tree} {protocol.stability} bindings (TypedDict: keys exactly as on the wire)."
+    return TypedDictModuleView(
+        header,
+        doc,
+        classes,
+        ordered_aliases(b.aliases),
+        method_views(protocol, names),
+        exports,
+        protocol.protocol_version,
+        tuple(sorted(b.forbid)),
+    )

@@ -1,0 +1,160 @@
+"""Runtime behaviour of the dataclasses and TypedDict bindings (same scenarios as the
+Pydantic ones), on fixtures written here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from pydantic import TypeAdapter, ValidationError
+
+from .conftest import SCHEMAS, generate, import_file
+
+STYLES = ("dataclasses", "typeddict")
+_CACHE: dict[tuple[str, str], ModuleType] = {}
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("styles")
+
+
+def module(root: Path, fixture: str, style: str) -> ModuleType:
+    key = (fixture, style)
+    if key not in _CACHE:
+        out = generate(SCHEMAS / fixture, root / f"{fixture}-{style}", (style,))
+        _CACHE[key] = import_file(out / f"acp_{style}" / "v1.py")
+    return _CACHE[key]
+
+
+def roundtrip(style: str, m: ModuleType, tp: Any, data: Any) -> tuple[Any, Any]:
+    if style == "dataclasses":
+        value = m.load(tp, data)
+        return value, m.dump(value)
+    ta = TypeAdapter(tp)
+    value = ta.validate_json(json.dumps(data))
+    return value, ta.dump_python(value, mode="json")
+
+
+def rejects(style: str, m: ModuleType, tp: Any, data: Any) -> None:
+    if style == "dataclasses":
+        with pytest.raises(m.ValidationError):
+            m.load(tp, data)
+    else:
+        with pytest.raises(ValidationError):
+            TypeAdapter(tp).validate_json(json.dumps(data))
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_tagged_unions(style: str, root: Path) -> None:
+    m = module(root, "tagged_union.json", style)
+    data = {"type": "text", "text": "hi", "_meta": {"k": 1}}
+    value, back = roundtrip(style, m, m.ContentBlock, data)
+    assert back == data
+    if style == "dataclasses":
+        assert isinstance(value, m.TextContentBlock) and isinstance(value, m.TextContent)
+    rejects(style, m, m.ContentBlock, {"type": "video"})
+    rejects(style, m, m.ContentBlock, {"type": "text"})
+    o = module(root, "open_union.json", style)
+    unknown = {"type": "_acme_widget", "payload": {"a": [1, 2]}}
+    value, back = roundtrip(style, o, o.ToolCallContent, unknown)
+    assert back == unknown
+    if style == "dataclasses":
+        assert isinstance(value, o.OtherToolCallContent) and value._extra == {"payload": {"a": [1, 2]}}
+    rejects(style, o, o.ToolCallContent, {"type": "diff"})  # known tag, missing `path`
+    rejects(style, o, o.ToolCallContent, {"kind": "no tag"})
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_default_member_and_strict_bool(style: str, root: Path) -> None:
+    m = module(root, "default_member.json", style)
+    assert roundtrip(style, m, m.McpServer, {"command": "run"})[1] == {"command": "run"}
+    assert roundtrip(style, m, m.SetOption, {"configId": "c", "value": "v1"})[1] == {"configId": "c", "value": "v1"}
+    rejects(style, m, m.SetOption, {"configId": "c", "type": "boolean", "value": "yes"})
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_enums_scalars_nullability(style: str, root: Path) -> None:
+    e = module(root, "enums.json", style)
+    assert roundtrip(style, e, e.ToolKind, "_acme_kind")[1] == "_acme_kind"
+    rejects(style, e, e.Role, "system")
+    s = module(root, "scalars.json", style)
+    ok = {"u16": 65535, "u64": 2**64 - 1, "prio": 0.5, "code": "EUR", "title": "t", "options": ["a"]}
+    assert roundtrip(style, s, s.Bounds, ok)[1] == ok
+    for bad in ({"u16": 65536}, {"u16": -1}, {"u16": 1, "prio": 2}, {"u16": 1, "code": "eur"},
+                {"u16": 1, "title": ""}, {"u16": 1, "options": []}, {"u16": "1"}):  # fmt: skip
+        rejects(style, s, s.Bounds, bad)
+    n = module(root, "nullable.json", style)
+    assert roundtrip(style, n, n.Thing, {"d": "x", "e": None, "a": None})[1] == {"d": "x", "e": None, "a": None}
+    rejects(style, n, n.Thing, {"d": "x"})
+    rejects(style, n, n.Thing, {"d": None, "e": None})
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_wire_keys_meta_and_lenience(style: str, root: Path) -> None:
+    k = module(root, "keywords.json", style)
+    data = {"type": "t", "class": "c", "import": "i", "list": True, "properties": {"a": "b"},
+            "required": None, "enum": ["x"], "oneOf": ["y"], "copy": "z", "jsonrpc": "2.0"}  # fmt: skip
+    assert roundtrip(style, k, k.PropertySchema, data)[1] == data
+    b = module(root, "maps_and_any.json", style)
+    bag = {"_meta": {"a": {"b": [1, None, "x"]}}, "raw": [1, {"x": 2}], "yes": None, "value": 3,
+           "servers": {"s": {"name": "n", "extra": True}}, "unknownKey": {"kept": True}}  # fmt: skip
+    assert roundtrip(style, b, b.Bag, bag)[1] == bag
+    lenient = module(root, "lenient.json", style)
+    _, back = roundtrip(style, lenient, lenient.Lenient, {"_meta": "_meta", "priority": "high", "tags": [{"name": "a"}, {"bogus": 1}]})
+    assert back["_meta"] is None and back["priority"] is None and back["tags"] == [{"name": "a"}]
+
+
+def test_dataclass_defaults_errors_and_construction(root: Path) -> None:
+    m = module(root, "defaults.json", "dataclasses")
+    value, back = roundtrip("dataclasses", m, m.Defaults, {})
+    assert back == {}  # defaults are applied, never injected into the wire form
+    assert value.flag is False and value.items == [] and value.obj.n == 1 and value.map == {}
+    value.flag = True
+    assert m.dump(value) == {"flag": True}  # a member changed after loading is sent
+    t = module(root, "tagged_union.json", "dataclasses")
+    built = t.TextContentBlock(text="hi")  # the tag is filled in
+    assert t.dump(built) == {"type": "text", "text": "hi"}
+    u = module(root, "tagged_union.json", "dataclasses")
+    with pytest.raises(u.ValidationError) as info:
+        u.load(u.Update, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": 5}})
+    assert str(info.value) == "Update.content.text: expected string, got integer"
+    assert issubclass(u.ValidationError, ValueError)
+
+
+def test_typeddict_keys_are_wire_keys(root: Path) -> None:
+    k = module(root, "keywords.json", "typeddict")
+    keys = set(k.PropertySchema.__annotations__)
+    assert {"class", "import", "oneOf", "jsonrpc"} <= keys  # functional syntax: not identifiers
+    t = module(root, "tagged_union.json", "typeddict")
+    assert t.TextContentBlock.__required_keys__ == {"text", "type"}
+    n = module(root, "nullable.json", "typeddict")
+    assert "a" in n.Thing.__optional_keys__ and "e" in n.Thing.__required_keys__
+
+
+def test_dataclasses_need_no_pydantic(root: Path) -> None:
+    """The dataclass module imports and round-trips with pydantic blocked from import."""
+    out = root / "tagged_union.json-dataclasses" / "acp_dataclasses" / "v1.py"
+    module(root, "tagged_union.json", "dataclasses")
+    script = f"""
+import importlib.abc, importlib.util, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("pydantic", "pydantic_core", "typing_extensions"):
+            raise ImportError("blocked: " + name)
+        return None
+sys.meta_path.insert(0, Block())
+spec = importlib.util.spec_from_file_location("dc", {str(out)!r})
+m = importlib.util.module_from_spec(spec); sys.modules["dc"] = m; spec.loader.exec_module(m)
+data = {{"type": "text", "text": "hi", "_meta": {{"k": 1}}}}
+assert m.dump(m.load(m.ContentBlock, data)) == data
+assert not any(n.startswith("pydantic") for n in sys.modules)
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.stdout.strip() == "ok", result.stderr

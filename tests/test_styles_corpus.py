@@ -1,0 +1,80 @@
+"""Cross-style agreement over the corpus: Pydantic, dataclasses and TypedDict (through
+pydantic.TypeAdapter) accept and reject the same messages, and give back the same wire JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import TypeAdapter, ValidationError
+
+from . import corpus
+from .conftest import generate, import_file
+
+pytestmark = corpus.needs_corpus
+
+STYLES = ("pydantic", "dataclasses", "typeddict")
+_MODULES: dict[tuple[str, str, str], Any] = {}
+
+
+def _modules(root: Path, release: str, schema_file: str) -> dict[str, Any]:
+    tree, name = schema_file.split("/")
+    stem = tree + ("_unstable" if "unstable" in name else "")
+    out = root / release
+    if not (out / "acpgen-manifest.json").exists():
+        generate(corpus.ACP / release, out, STYLES, formatted=False)
+    for style in STYLES:
+        key = (release, stem, style)
+        if key not in _MODULES:
+            _MODULES[key] = import_file(out / f"acp_{style}" / f"{stem}.py")
+    return {style: _MODULES[(release, stem, style)] for style in STYLES}
+
+
+def _run(style: str, module: Any, name: str, data: Any) -> tuple[bool, Any]:
+    tp = getattr(module, name)
+    if style == "dataclasses":
+        try:
+            return True, module.dump(module.load(tp, data))
+        except module.ValidationError:
+            return False, None
+    adapter = TypeAdapter(tp)
+    try:
+        value = adapter.validate_json(json.dumps(data))
+    except ValidationError:
+        return False, None
+    if style == "pydantic":
+        return True, adapter.dump_python(value, mode="json", by_alias=True, exclude_unset=True)
+    return True, adapter.dump_python(value, mode="json")
+
+
+def _cases() -> list[Any]:
+    if not corpus.releases():
+        return []
+    return [
+        pytest.param(m, id=m["id"])
+        for m in corpus.messages()
+        if m["validation"]["status"] in ("pass", "fail") and m.get("file")
+    ]
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("styles")
+
+
+@pytest.mark.parametrize("message", _cases())
+def test_styles_agree(message: dict[str, Any], root: Path) -> None:
+    release = corpus.nearest_release(message["written_for"]["release"])
+    modules = _modules(root, release, message["written_for"]["schema_file"])
+    if not hasattr(modules["pydantic"], message["type"]):
+        pytest.skip(f"{message['type']} is not in {release}")
+    data = corpus.payload(message)
+    results = {style: _run(style, modules[style], message["type"], data) for style in STYLES}
+    assert results["dataclasses"] == results["pydantic"]
+    assert results["typeddict"] == results["pydantic"]
+    if message["validation"]["status"] == "pass":
+        assert results["pydantic"] == (True, data)
+    else:
+        assert results["pydantic"][0] is False
