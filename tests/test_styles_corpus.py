@@ -78,3 +78,12 @@ def test_styles_agree(message: dict[str, Any], root: Path) -> None:
         assert results["pydantic"] == (True, data)
     else:
         assert results["pydantic"][0] is False
+
+
+@pytest.mark.parametrize("schema_file", ["v1/schema.json", "v1/schema.unstable.json", "v2/schema.json", "v2/schema.unstable.json"])
+def test_every_def_is_exported_in_every_style(schema_file: str, root: Path) -> None:
+    modules = _modules(root, "main", schema_file)
+    names = set(json.loads((corpus.ACP / "main" / schema_file).read_text())["$defs"])
+    for style, module in modules.items():
+        assert names - set(module.__all__) == set(), style
+        assert all(hasattr(module, n) for n in names), style
