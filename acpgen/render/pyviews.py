@@ -58,7 +58,39 @@ class ModuleView:
     protocol_version: int | None
 
 
-class _Builder:
+class AliasBuilder:
+    """What the Pydantic and TypedDict builders share: one dispatch over the def kinds,
+    and module-level aliases with the aliases their runtime value uses."""
+
+    names: Names
+    types: TypeWriter
+    aliases: dict[str, tuple[AliasView, set[str]]]
+
+    def add_object(self, d: ir.ObjectDef) -> None:
+        raise NotImplementedError
+
+    def add_tagged(self, d: ir.TaggedUnionDef) -> None:
+        raise NotImplementedError
+
+    def add_alias(self, key: str, expr: str, doc: str | None, deps: set[str]) -> None:
+        name = self.names.type(key)
+        self.aliases[name] = (AliasView(name, expr, doc), {self.names.type(k) for k in deps if k in self.names.types})
+
+    def add(self, d: ir.Def) -> None:
+        if isinstance(d, ir.ObjectDef):
+            self.add_object(d)
+        elif isinstance(d, ir.TaggedUnionDef):
+            self.add_tagged(d)
+        elif isinstance(d, ir.EnumDef):
+            self.add_alias(d.key, enum_expr(d), d.description, set())
+        elif isinstance(d, ir.UnionDef):
+            expr, deps = union_expr(self.types, d)
+            self.add_alias(d.key, expr, d.description, deps)
+        else:
+            self.add_alias(d.key, self.types.expr(d.type), d.description, refs_of(d.type))
+
+
+class _Builder(AliasBuilder):
     def __init__(self, protocol: ir.Protocol, names: Names) -> None:
         self.p = protocol
         self.names = names
@@ -198,22 +230,6 @@ class _Builder:
             expr = f"Annotated[Union[{', '.join(tagged)}], Discriminator({router})]"
         self.aliases[name] = (AliasView(name, expr, d.description), set())
 
-    def add_alias(self, key: str, expr: str, doc: str | None, deps: set[str]) -> None:
-        name = self.names.type(key)
-        self.aliases[name] = (AliasView(name, expr, doc), {self.names.type(k) for k in deps if k in self.names.types})
-
-    def add(self, d: ir.Def) -> None:
-        if isinstance(d, ir.ObjectDef):
-            self.add_object(d)
-        elif isinstance(d, ir.TaggedUnionDef):
-            self.add_tagged(d)
-        elif isinstance(d, ir.EnumDef):
-            self.add_alias(d.key, enum_expr(d), d.description, set())
-        elif isinstance(d, ir.UnionDef):
-            expr, deps = union_expr(self.types, d)
-            self.add_alias(d.key, expr, d.description, deps)
-        else:
-            self.add_alias(d.key, self.types.expr(d.type), d.description, refs_of(d.type))
 
     # -- ordering ---------------------------------------------------------------------
     def ordered_classes(self) -> tuple[ClassView, ...]:

@@ -13,15 +13,14 @@ from dataclasses import dataclass
 
 from acpgen import ir
 from acpgen.naming import Names
-from acpgen.render.pytypes import TypeWriter, py_literal, refs_of
+from acpgen.render.pytypes import TypeWriter, py_literal
 from acpgen.render.pyviews import (
+    AliasBuilder,
     AliasView,
     MethodView,
-    enum_expr,
     flatten_mixins,
     method_views,
     ordered_aliases,
-    union_expr,
 )
 
 
@@ -61,7 +60,7 @@ def _first_line(text: str | None) -> str | None:
     return line or None
 
 
-class _Builder:
+class _Builder(AliasBuilder):
     def __init__(self, protocol: ir.Protocol, names: Names) -> None:
         self.defs = protocol.def_map()
         self.names = names
@@ -139,22 +138,6 @@ class _Builder:
         expr = f"Annotated[{members}, {route}]"
         self.aliases[self.names.type(d.key)] = (AliasView(self.names.type(d.key), expr, d.description), set())
 
-    def add_alias(self, key: str, expr: str, doc: str | None, deps: set[str]) -> None:
-        name = self.names.type(key)
-        self.aliases[name] = (AliasView(name, expr, doc), {self.names.type(k) for k in deps if k in self.names.types})
-
-    def add(self, d: ir.Def) -> None:
-        if isinstance(d, ir.ObjectDef):
-            self.add_object(d)
-        elif isinstance(d, ir.TaggedUnionDef):
-            self.add_tagged(d)
-        elif isinstance(d, ir.EnumDef):
-            self.add_alias(d.key, enum_expr(d), d.description, set())
-        elif isinstance(d, ir.UnionDef):
-            expr, deps = union_expr(self.types, d)
-            self.add_alias(d.key, expr, d.description, deps)
-        else:
-            self.add_alias(d.key, self.types.expr(d.type), d.description, refs_of(d.type))
 
 
 def build_typeddict_view(protocol: ir.Protocol, names: Names, header: str) -> TypedDictModuleView:
