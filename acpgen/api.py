@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 
 from acpgen import __version__, ir
 from acpgen.build import build_protocol
+from acpgen.build.stability import mark_unstable
 from acpgen.config import Config, Target
 from acpgen.errors import AcpgenError, Collector, Diagnostic
 from acpgen.format import format_file
@@ -19,7 +20,7 @@ from acpgen.header import Inputs
 from acpgen.load import RawDocument, load_inputs
 from acpgen.naming import Names, decide, unused_overrides
 from acpgen.render.env import templates_digest
-from acpgen.render import PYTHON_STYLES, RenderedFile, render_package_init, render_python
+from acpgen.render import PYTHON_STYLES, RenderedFile, render_docs, render_package_init, render_python
 from acpgen.write import MANIFEST, Drift, check, manifest_text, write_tree
 
 
@@ -41,7 +42,8 @@ def build_ir(schema: Path, naming: Config | None = None) -> list[Built]:
         except AcpgenError as exc:
             problems.extend(exc)
     problems.raise_if_any()
-    return out
+    stable = {b.protocol.tree: b.protocol for b in out if b.protocol.stability == "stable"}
+    return [replace(b, protocol=mark_unstable(b.protocol, stable.get(b.protocol.tree))) for b in out]
 
 
 def _source_name(raw: RawDocument, root: Path) -> str:
@@ -87,6 +89,9 @@ def render_target(target: Target, config: Config, formatted: bool = True) -> dic
                 )
                 modules.append(rendered.path.stem)
                 files.append(rendered)
+            else:
+                doc = render_docs(b.protocol, inputs, style)
+                files.append(replace(doc, source=_source_name(b.raw, config.root), source_sha256=b.protocol.source_sha256))
         if style in PYTHON_STYLES:
             files.append(render_package_init(style, modules))
     out: dict[PurePosixPath, str] = {}

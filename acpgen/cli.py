@@ -159,5 +159,47 @@ def ir(
     _guard(run)
 
 
+@app.command("diff-pages")
+def diff_pages_cmd(
+    ours: Path = typer.Argument(..., help="A schema reference page (acpgen's, MDX or Markdown export)."),
+    theirs: Path = typer.Argument(..., help="The reference page to compare with (e.g. upstream's schema.mdx)."),
+    text: bool = typer.Option(False, "--text", help="Also compare descriptions (whitespace and bullets normalised)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the differences as JSON records."),
+    explain_: bool = typer.Option(
+        False, "--explain", help="Name the deliberate fix behind each difference; exit 1 only for unexplained ones."
+    ),
+) -> None:
+    """Structural diff of two schema reference pages: types, fields (type text, required),
+    variants, enum values, methods. Exit 1 when they differ."""
+    from dataclasses import asdict
+
+    from acpgen.pages.diff import diff_pages
+    from acpgen.pages.parse import parse_page
+    from acpgen.pages.rules import explain
+    from acpgen.source import read_source
+
+    def run() -> int:
+        pages = []
+        for path in (ours, theirs):
+            source = read_source(path)
+            try:
+                pages.append(parse_page(source.text))
+            except ValueError as exc:
+                raise AcpgenError([source.diagnostic("ACPG107", f"not a schema reference page: {exc}")])
+        rows = diff_pages(pages[0], pages[1], text=text)
+        reasons = [explain(r, pages[0], pages[1]) if explain_ else None for r in rows]
+        if as_json:
+            records = [dict(asdict(r), rule=why) for r, why in zip(rows, reasons)]
+            sys.stdout.write(json.dumps(records, indent=2) + "\n")
+        else:
+            for r, why in zip(rows, reasons):
+                typer.echo(r.render() + (f"  [{why}]" if why else ""))
+            typer.echo(f"{len(rows)} difference(s), {sum(1 for w in reasons if w)} explained", err=True)
+        failing = [r for r, why in zip(rows, reasons) if why is None]
+        return 1 if failing else 0
+
+    raise typer.Exit(_guard(run))
+
+
 def main() -> None:
     app()

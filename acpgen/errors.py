@@ -20,6 +20,7 @@ CATALOGUE: dict[str, str] = {
     "ACPG104": "not a JSON Schema document",
     "ACPG105": "no schema in directory",
     "ACPG106": "malformed meta file",
+    "ACPG107": "not a schema reference page",
     # schema constructs
     "ACPG201": "$defs entry is not a schema",
     "ACPG202": "malformed keyword",

@@ -55,3 +55,7 @@ def python_header(inputs: Inputs) -> str:
 
 def markdown_header(inputs: Inputs) -> str:
     return "{/* " + " | ".join(header_lines(inputs)) + " */}"
+
+
+def html_comment_header(inputs: Inputs) -> str:
+    return "<!-- " + " | ".join(header_lines(inputs)).replace("--", "- -") + " -->"

@@ -253,6 +253,8 @@ class EnumDef:
     docs_ignore: bool = False
     #: "enum" keyword, "oneOf"/"anyOf" of consts: kept for docs parity
     encoding: str = "enum"
+    #: the members' ``format`` (``int32`` for JSON-RPC error codes), when they share one
+    format: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,6 +285,11 @@ class Method:
     meta_key: str | None = None
     #: where the link between method and types came from: x-method, meta+name, root
     linked_by: str = "x-method"
+    #: the method's prose: the description of its member in the x-docs-ignore routers
+    description: str | None = None
+    #: every def linked to this method and side (a method can be both a request and a
+    #: notification: ``mcp/message``), sorted by name
+    types: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +304,9 @@ class Protocol:
     meta_sha256: str | None = None
     protocol_version: int | None = None
     title: str | None = None
+    #: items that are unstable: ``Def``, ``Def.field``, ``Def|variant``, ``method:name``
+    #: (an ``**UNSTABLE**`` description, or absent from the stable file of the same tree)
+    unstable: tuple[str, ...] = ()
 
     def def_map(self) -> dict[str, Def]:
         return {d.key: d for d in self.defs}

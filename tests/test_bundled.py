@@ -35,6 +35,7 @@ CANNOT_SHOW = {
     # The bundled routers carry the method prose the page shows (as later upstream does)
     r"^(Agent|Client)(Request|Response|Notification)/description$": "router prose (x-docs-ignore)",
     r"^(Agent|Client)(Request|Response|Notification)\[[A-Za-z]+\]/description$": "method prose on a router member",
+    r"^methods\[[a-z_/]+@(agent|client)\]/description$": "method prose, read from those router members",
     r"^AgentRequest\[(CreateTerminal|TerminalOutput|ReleaseTerminal|WaitForTerminalExit)Request\]$": "terminal member",
     r"^ClientResponse\[(CreateTerminal|TerminalOutput|ReleaseTerminal|WaitForTerminalExit)Response\]$": "terminal member",
     # rustdoc intra-doc links: the page unwraps [`X`] to `X` (A7)

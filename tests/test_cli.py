@@ -74,3 +74,20 @@ def test_config_targets(tmp_path: Path) -> None:
     (tmp_path / "acpgen.toml").write_text('[[target]]\nschema = 3\n')
     result = runner.invoke(app, ["build", "--config", str(tmp_path / "acpgen.toml")])
     assert result.exit_code == 2 and "ACPG501" in result.output
+
+
+def test_diff_pages(tmp_path: Path) -> None:
+    page = Path(__file__).resolve().parent.parent / "generated" / "v0.1.3" / "mdx" / "v1" / "schema.mdx"
+    same = runner.invoke(app, ["diff-pages", str(page), str(page)])
+    assert same.exit_code == 0, same.output
+    changed = tmp_path / "changed.mdx"
+    changed.write_text(page.read_text().replace('<ResponseField name="methodId" type={<a href="#authmethodid">AuthMethodId</a>} required>', '<ResponseField name="methodId" type={"string"}>'))
+    result = runner.invoke(app, ["diff-pages", str(changed), str(page), "--json", "--explain"])
+    assert result.exit_code == 1
+    rows = json.loads(result.stdout)
+    assert {(r["where"], r["what"], r["rule"]) for r in rows} == {
+        ("AuthenticateRequest.methodId", "type", None),
+        ("AuthenticateRequest.methodId", "required", None),
+    }
+    missing = runner.invoke(app, ["diff-pages", str(tmp_path / "nope.mdx"), str(page)])
+    assert missing.exit_code == 2 and "ACPG100" in missing.output

@@ -123,9 +123,11 @@ def try_enum(ctx: Context, node: UnionNode) -> ir.EnumDef | None:
     values: list[ir.EnumValue] = []
     fallback: dict[str, Any] | None = None
     kinds: set[str] = set()
+    formats: set[Any] = set()
     for _, m in members:
         if not isinstance(m, dict):
             return None
+        formats.add(m.get("format"))
         if set(m) - ANNOTATIONS - {"type", "const", "enum", "format", "minimum", "maximum"}:
             return None
         t = m.get("type")
@@ -166,6 +168,7 @@ def try_enum(ctx: Context, node: UnionNode) -> ir.EnumDef | None:
         title=_text(schema, "title"),
         docs_ignore=schema.get("x-docs-ignore") is True,
         encoding=kw,
+        format=formats.pop() if len(formats) == 1 and isinstance(next(iter(formats)), str) else None,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from acpgen import ir
@@ -44,8 +45,9 @@ def build_methods(ctx: Context) -> tuple[ir.Method, ...]:
             side = ""
         split = _split(name)
         role = split[0] if split else "params"
-        entry = by_method.setdefault((wire, side), {"pointer": ctx.def_pointer(name)})
+        entry = by_method.setdefault((wire, side), {"pointer": ctx.def_pointer(name), "types": []})
         entry.setdefault(role, name)
+        entry["types"].append(name)
 
     # a request whose response def carries no x-method (ReadTextFileResponse in
     # v0.1.x): pair them by the Rust naming convention, FooRequest -> FooResponse
@@ -88,11 +90,56 @@ def build_methods(ctx: Context) -> tuple[ir.Method, ...]:
                 if def_words in (words, scoped):
                     entry.setdefault(role, name)
         methods.append(_method(ctx, m.wire, m.side, entry, "meta+name" if len(entry) > 1 else "meta"))
+    prose = method_prose(ctx)
+    methods = [replace(m, description=prose.get(m.params or "")) for m in methods]
     return tuple(sorted(methods, key=lambda m: (m.name, m.side)))
+
+
+def _ref_name(node: dict[str, Any]) -> str | None:
+    ref = node.get("$ref")
+    if ref is None:
+        all_of = node.get("allOf")
+        if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict):
+            ref = all_of[0].get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        return ref.rsplit("/", 1)[-1]
+    return None
+
+
+def method_prose(ctx: Context) -> dict[str, str]:
+    """Type name -> method prose, from the routing unions (``x-docs-ignore`` defs and the
+    root ``anyOf``): each member is titled with the type it carries and described with
+    the method's documentation, the text upstream's docs take from rustdoc."""
+    found: dict[str, str] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item)
+            return
+        if not isinstance(node, dict):
+            return
+        title, description = node.get("title"), node.get("description")
+        if isinstance(title, str) and isinstance(description, str) and _ref_name(node) == title:
+            found.setdefault(title, description)
+        for key in ("anyOf", "oneOf", "allOf", "properties"):
+            value = node.get(key)
+            walk(list(value.values()) if isinstance(value, dict) and key == "properties" else value)
+
+    walk(ctx.raw.data.get("anyOf"))
+    routers = sorted(ctx.defs, key=lambda n: (_as_dict(ctx.defs[n]).get("x-docs-ignore") is not True, n))
+    for name in routers:  # the x-docs-ignore routers first; older releases did not mark them
+        walk(ctx.defs[name])
+    return found
 
 
 def _as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def _types(entry: dict[str, Any]) -> tuple[str, ...]:
+    """The defs that name the method with ``x-method`` (not those paired by name)."""
+    return tuple(sorted(set(entry.get("types", ()))))
 
 
 def _method(ctx: Context, wire: str, side: str, entry: dict[str, Any], linked_by: str) -> ir.Method:
@@ -106,6 +153,7 @@ def _method(ctx: Context, wire: str, side: str, entry: dict[str, Any], linked_by
             params=entry["notification"],
             meta_key=meta_key,
             linked_by=linked_by,
+            types=_types(entry),
         )
     return ir.Method(
         name=wire,
@@ -116,4 +164,5 @@ def _method(ctx: Context, wire: str, side: str, entry: dict[str, Any], linked_by
         result=entry.get("result"),
         meta_key=meta_key,
         linked_by=linked_by,
+        types=_types(entry),
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from acpgen.pages.model import Page, PageField, PageType
+from acpgen.pages.model import Page, PageField, PageType, PageVariant
 
 
 @dataclass(frozen=True, order=True)
@@ -71,10 +71,10 @@ def _type(ours: PageType, theirs: PageType, text: bool) -> list[Difference]:
         if value not in ours.values:
             out.append(Difference(name, "value-missing", "", value))
     out.extend(Difference(name, "value-extra", v, "") for v in ours.values if v not in theirs.values)
-    mine = {v.label: v for v in ours.variants}
-    for ref in theirs.variants:
-        got = mine.pop(ref.label, None)
-        at = f"{name}|{ref.label}"
+    mine = {key: v for key, v in _numbered(ours.variants)}
+    for key, ref in _numbered(theirs.variants):
+        got = mine.pop(key, None)
+        at = f"{name}|{key}"
         if got is None:
             out.append(Difference(at, "missing", "", ref.label))
             continue
@@ -83,7 +83,18 @@ def _type(ours: PageType, theirs: PageType, text: bool) -> list[Difference]:
         if text and normalise(got.description) != normalise(ref.description):
             out.append(Difference(at, "description", got.description, ref.description))
         out += _fields(at, got.fields, ref.fields, text)
-    out.extend(Difference(f"{name}|{label}", "extra", label, "") for label in mine)
+    out.extend(Difference(f"{name}|{key}", "extra", v.label, "") for key, v in mine.items())
+    return out
+
+
+def _numbered(variants: tuple[PageVariant, ...]) -> list[tuple[str, PageVariant]]:
+    """Variants keyed by label; a label that repeats (two untitled ``array`` members)
+    gets ``#2``, ``#3``... on its later occurrences."""
+    seen: dict[str, int] = {}
+    out = []
+    for v in variants:
+        seen[v.label] = seen.get(v.label, 0) + 1
+        out.append((v.label if seen[v.label] == 1 else f"{v.label}#{seen[v.label]}", v))
     return out
 
 

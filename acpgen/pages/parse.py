@@ -8,6 +8,7 @@ MDX and plain-Markdown output.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import dataclass, field
@@ -70,14 +71,15 @@ def _clean(raw: str) -> str:
 def type_text(expr: str) -> str:
     """What a reader sees for a ``type={...}`` / ``type="..."`` attribute."""
     expr = expr.strip()
-    if expr.startswith('"') and expr.endswith('"') and "<" not in expr:
+    if expr.startswith('"') and expr.endswith('"'):
         try:
             value = json.loads(expr)
         except ValueError:
-            value = expr.strip('"')
-        return " ".join(str(value).split())
+            value = None
+        if isinstance(value, str) or "<" not in expr:
+            return " ".join(html.unescape(str(value if value is not None else expr.strip('"'))).split())
     pieces = [p for p in _MARKUP.split(expr) if p.strip()]
-    text = "".join(pieces).replace('"', "")
+    text = html.unescape("".join(pieces).replace('"', ""))
     text = re.sub(r"\s*\|\s*", " | ", text)
     return " ".join(text.split())
 

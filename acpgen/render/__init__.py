@@ -6,15 +6,17 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from acpgen import ir
-from acpgen.header import Inputs, python_header
+from acpgen.header import Inputs, html_comment_header, markdown_header, python_header
 from acpgen.naming import Names
 from acpgen.render.env import environment
 from acpgen.render.pyviews import build_module_view
 from acpgen.render.dcviews import build_dataclass_view
+from acpgen.render.docviews import build_doc_page
 from acpgen.render.tdviews import build_typeddict_view
 
 PYTHON_STYLES = ("pydantic", "dataclasses", "typeddict")
-STYLES = PYTHON_STYLES
+DOC_STYLES = ("mdx", "md")
+STYLES = PYTHON_STYLES + DOC_STYLES
 
 
 @dataclass(frozen=True)
@@ -74,3 +76,20 @@ def render_package_init(style: str, modules: list[str]) -> RenderedFile:
         "",
     ]
     return RenderedFile(PurePosixPath(package) / "__init__.py", "\n".join(lines), style, module=package)
+
+
+def doc_path(protocol: ir.Protocol, style: str) -> PurePosixPath:
+    """Upstream's layout: ``<tree>/schema.mdx`` and ``<tree>/draft/schema.mdx``."""
+    base = PurePosixPath(style) / protocol.tree
+    if protocol.stability == "unstable":
+        base = base / "draft"
+    return base / f"schema.{style}"
+
+
+def render_docs(protocol: ir.Protocol, inputs: Inputs, style: str) -> RenderedFile:
+    if style not in DOC_STYLES:
+        raise ValueError(f"unknown style {style}")
+    header = markdown_header(inputs) if style == "mdx" else html_comment_header(inputs)
+    page = build_doc_page(protocol, header)
+    text = environment().get_template(f"docs/{style}/page.{style}.jinja").render(page=page)
+    return RenderedFile(doc_path(protocol, style), text, style, protocol.tree, protocol.stability)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from acpgen.render.mdtext import DOC_FILTERS
+
 
 def py_docstring(text: str | None, indent: str = "") -> str:
     """A triple-quoted docstring body that is safe and black-stable."""
@@ -28,4 +30,5 @@ def py_comment(text: str) -> str:
 FILTERS: dict[str, Callable[..., Any]] = {
     "py_docstring": py_docstring,
     "py_comment": py_comment,
+    **DOC_FILTERS,
 }

@@ -1,0 +1,121 @@
+"""The generated pages through real toolchains: @mdx-js/mdx for MDX, mkdocs for Markdown.
+
+The MDX compiler is installed from npm (versions pinned in tests/mdx/package.json)
+into tests/mdx/node_modules by the first test that needs it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from . import corpus
+from .conftest import SCHEMAS
+from .docs_helpers import render_pages
+
+MDX = Path(__file__).parent / "mdx"
+
+
+@pytest.fixture(scope="session")
+def mdx_compiler() -> Path:
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if not node or not npm:
+        pytest.skip("node/npm are absent: the MDX compile check needs them")
+    if not (MDX / "node_modules" / "@mdx-js" / "mdx" / "package.json").is_file():
+        done = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=MDX,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if done.returncode:
+            pytest.skip(f"npm install of @mdx-js/mdx failed (offline?): {done.stderr.strip()[:300]}")
+    return MDX / "compile.mjs"
+
+
+def _compile(script: Path, files: list[Path]) -> list[dict[str, object]]:
+    done = subprocess.run(["node", str(script), *map(str, files)], capture_output=True, text=True, timeout=900)
+    results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert len(results) == len(files), done.stderr
+    return results
+
+
+def test_compiler_reports_errors(mdx_compiler: Path, tmp_path: Path) -> None:
+    """The check can fail: an unescaped tag or brace in prose is an MDX error."""
+    bad = tmp_path / "bad.mdx"
+    bad.write_text("# T\n\nA list of Vec<T> values, {a b}.\n\n<ResponseField name=\"x\" type={\"string\"}>\n</ResponseField>\n")
+    good = tmp_path / "good.mdx"
+    good.write_text("# T\n\nSupplying `{}` means nothing, \\{\\} too.\n")
+    results = _compile(mdx_compiler, [bad, good])
+    assert [r["ok"] for r in results] == [False, True]
+
+
+def test_fixture_pages_compile(mdx_compiler: Path, tmp_path: Path) -> None:
+    files = []
+    for rel, text in render_pages(SCHEMAS / "docs").items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        files.append(path)
+    assert [r for r in _compile(mdx_compiler, files) if not r["ok"]] == []
+
+
+@corpus.needs_corpus
+def test_every_corpus_release_compiles(mdx_compiler: Path, tmp_path: Path) -> None:
+    files = []
+    for release in corpus.releases():
+        for rel, text in render_pages(corpus.ACP / release).items():
+            path = tmp_path / release / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            files.append(path)
+    assert len(files) >= 96  # one page per schema file of every release
+    errors = [r for r in _compile(mdx_compiler, files) if not r["ok"]]
+    assert errors == [], errors[:5]
+
+
+MKDOCS_YML = """\
+site_name: ACP schema reference
+docs_dir: docs
+site_dir: site
+theme:
+  name: material
+strict: true
+validation:
+  links:
+    anchors: warn
+markdown_extensions:
+  - toc
+  - tables
+  - md_in_html
+nav:
+{nav}
+"""
+
+
+@corpus.needs_corpus
+def test_mkdocs_material_builds_strict(tmp_path: Path) -> None:
+    pytest.importorskip("mkdocs")
+    pytest.importorskip("material")
+    pages = render_pages(corpus.ACP / "main", ("md",))
+    nav = []
+    for rel, text in sorted(pages.items()):
+        path = tmp_path / "docs" / rel.removeprefix("md/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        nav.append(f"  - {rel.removeprefix('md/')}")
+    (tmp_path / "docs" / "index.md").write_text("# ACP\n\n" + "".join(f"- [{r}]({r.removeprefix('md/')})\n" for r in sorted(pages)))
+    (tmp_path / "mkdocs.yml").write_text(MKDOCS_YML.format(nav="\n".join(["  - index.md", *nav])))
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    html = (tmp_path / "site" / "v1" / "schema" / "index.html").read_text()
+    assert "&lt;ResponseField" not in html and "<details" in html
+    assert 'id="sessionid"' in html and 'id="session-new"' in html
