@@ -78,9 +78,9 @@ def test_parity_catches_a_changed_field() -> None:
 def _seed_differences(ours_text: str) -> tuple[list[str], list[str], list[str]]:
     seed = parse_page(SEED.read_text())
     ours = parse_page(ours_text)
-    structural = diff_pages(ours, seed)
-    unexplained = [d.render() for d in structural if explain(d, ours, seed) is None]
-    fixes = sorted({f"{explain(d, ours, seed)}: {d.where}" for d in structural} - {f"None: {d.where}" for d in structural})
+    structural = [(d, explain(d, ours, seed)) for d in diff_pages(ours, seed)]
+    unexplained = [d.render() for d, why in structural if why is None]
+    fixes = sorted({f"{why}: {d.where}" for d, why in structural if why is not None})
     text_only = [d for d in diff_pages(ours, seed, text=True) if d.what == "description"]
     return unexplained, fixes, [f"{_text_reason(d.where, d.ours, d.theirs)}: {d.where}" for d in text_only]
 

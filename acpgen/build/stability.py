@@ -8,6 +8,7 @@ file, when the stable file of the same tree does not have it. Items are named
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Iterator
 
@@ -17,7 +18,12 @@ PREFIX = "**UNSTABLE**"
 
 
 def _marked(description: str | None) -> bool:
-    return bool(description) and description.lstrip().startswith(PREFIX)  # type: ignore[union-attr]
+    return (description or "").lstrip().startswith(PREFIX)
+
+
+def _owner(item: str) -> str:
+    """The def an item belongs to: ``Def.field`` / ``Def|variant.field`` -> ``Def``."""
+    return re.split(r"[.|]", item, maxsplit=1)[0]
 
 
 def items(protocol: ir.Protocol) -> Iterator[tuple[str, str | None]]:
@@ -51,6 +57,5 @@ def mark_unstable(protocol: ir.Protocol, stable: ir.Protocol | None) -> ir.Proto
         elif protocol.stability == "unstable" and known is not None and name not in known:
             found.add(name)
     # an item inside an unstable def is unstable by inheritance: mark only the def
-    defs = {n for n in found if n.replace("|", ".").split(".", 1)[0] == n}
-    kept = {n for n in found if n in defs or n.startswith("method:") or n.replace("|", ".").split(".", 1)[0] not in defs}
+    kept = {n for n in found if n.startswith("method:") or _owner(n) == n or _owner(n) not in found}
     return replace(protocol, unstable=tuple(sorted(kept)))

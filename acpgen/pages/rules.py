@@ -10,6 +10,7 @@ shows is missing or shown differently.
 
 from __future__ import annotations
 
+import ast
 import re
 
 from acpgen.pages.diff import Difference
@@ -81,7 +82,7 @@ def explain(d: Difference, ours: Page, theirs: Page) -> str | None:
             return sorted(used)[0]
         return None
     if d.what == "constraints":
-        mine, ref = eval(d.ours), eval(d.theirs)  # noqa: S307 - dict reprs written by diff_pages
+        mine, ref = ast.literal_eval(d.ours), ast.literal_eval(d.theirs)  # dict reprs written by diff_pages
         if all(mine.get(k) == v for k, v in ref.items()) and set(mine) - set(ref) <= _EXTRA_CONSTRAINTS:
             return "more-constraints"
         return None
