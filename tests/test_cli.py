@@ -91,3 +91,12 @@ def test_diff_pages(tmp_path: Path) -> None:
     }
     missing = runner.invoke(app, ["diff-pages", str(tmp_path / "nope.mdx"), str(page)])
     assert missing.exit_code == 2 and "ACPG100" in missing.output
+
+
+def test_diff_pages_rejects_a_malformed_page(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.mdx"
+    bad.write_text('## <span class="font-mono">X</span>\n\n**Type:** Object\n\n<ResponseField name=')
+    result = runner.invoke(app, ["diff-pages", str(bad), str(bad)])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and " ACPG107 " in lines[0] and lines[0].endswith("not a schema reference page: unterminated tag")

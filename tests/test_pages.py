@@ -182,3 +182,13 @@ def test_every_upstream_page_parses(path: Path) -> None:
         assert t.kind in ("Object", "Union", "Enumeration", "simple", ""), t.name
         for f in (*t.fields, *t.shared, *(f for v in t.variants for f in v.fields)):
             assert f.name and f.type, (t.name, f.name)
+
+
+@pytest.mark.parametrize(
+    "tail",
+    ["<ResponseField name=", '<ResponseField name="a" type={<a', '<ResponseField "a">', '<ResponseField name="a'],
+)
+def test_truncated_tags_are_a_value_error(tail: str) -> None:
+    """Malformed JSX is reported as ValueError (the CLI's ACPG107), never another exception."""
+    with pytest.raises(ValueError):
+        parse_page('## <span class="font-mono">X</span>\n\n**Type:** Object\n\n' + tail)

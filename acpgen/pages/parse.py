@@ -100,6 +100,8 @@ def _read_attrs(text: str, pos: int) -> tuple[dict[str, str | None], int, bool]:
         name, pos = match.group(0), match.end()
         if pos < n and text[pos] == "=":
             pos += 1
+            if pos >= n:
+                break
             if text[pos] == '"':
                 end = text.index('"', pos + 1)
                 attrs[name] = text[pos : end + 1]
