@@ -19,6 +19,8 @@ from acpgen.format import format_file
 from acpgen.header import Inputs
 from acpgen.load import RawDocument, load_inputs
 from acpgen.naming import Names, decide, unused_overrides
+from acpgen.overlay import Overlay, Report, apply_overlays, read_overlays
+from acpgen.overlay.apply import build_errors
 from acpgen.render.env import templates_digest
 from acpgen.render import PYTHON_STYLES, RenderedFile, render_docs, render_package_init, render_python
 from acpgen.write import MANIFEST, Drift, check, manifest_text, write_tree
@@ -31,12 +33,20 @@ class Built:
     names: Names
 
 
-def build_ir(schema: Path, naming: Config | None = None) -> list[Built]:
+def build_ir(schema: Path, naming: Config | None = None, overlays: tuple[Overlay, ...] = ()) -> list[Built]:
+    """load -> overlay -> IR passes -> naming, for every schema file of ``schema``."""
     problems = Collector()
     out: list[Built] = []
     for raw in load_inputs(schema):
+        reports: tuple[Report, ...] = ()
+        if overlays:
+            raw, reports = apply_overlays(raw, overlays, schema_name(raw))
+            errors = build_errors(reports)
+            if errors:
+                problems.items.extend(errors)
+                continue
         try:
-            protocol = build_protocol(raw)
+            protocol = replace(build_protocol(raw), overlays=tuple(_applied(r) for r in reports))
             names = decide(protocol, naming.naming if naming else None)
             out.append(Built(raw, protocol, names))
         except AcpgenError as exc:
@@ -44,6 +54,20 @@ def build_ir(schema: Path, naming: Config | None = None) -> list[Built]:
     problems.raise_if_any()
     stable = {b.protocol.tree: b.protocol for b in out if b.protocol.stability == "stable"}
     return [replace(b, protocol=mark_unstable(b.protocol, stable.get(b.protocol.tree))) for b in out]
+
+
+def _applied(report: Report) -> ir.OverlayApplied:
+    o = report.overlay
+    return ir.OverlayApplied(
+        id=o.id,
+        title=o.title,
+        rfd=o.rfd,
+        status=o.status,
+        verdict=report.verdict,
+        link=o.link,
+        merged_upstream=o.merged_upstream,
+        changes=tuple(ir.OverlayChange(r.op, r.target, r.status, r.detail) for r in report.rows),
+    )
 
 
 def _source_name(raw: RawDocument, root: Path) -> str:
@@ -54,15 +78,16 @@ def _source_name(raw: RawDocument, root: Path) -> str:
         return path.name
 
 
-def _schema_name(b: Built) -> str:
+def schema_name(raw: RawDocument) -> str:
     """``v1/schema.json`` in a tree directory, ``schema.json`` in a flat release: no absolute paths."""
-    path = Path(b.raw.source.path)
-    return f"{path.parent.name}/{path.name}" if path.parent.name == b.protocol.tree else path.name
+    path = Path(raw.source.path)
+    return f"{path.parent.name}/{path.name}" if path.parent.name == raw.tree else path.name
 
 
 def render_target(target: Target, config: Config, formatted: bool = True) -> dict[PurePosixPath, str]:
     """``formatted=False`` skips black (tests that only import the output use it)."""
-    built = build_ir(target.schema, config)
+    overlays = read_overlays(target.overlays)
+    built = build_ir(target.schema, config, overlays)
     unused = unused_overrides(config.naming, [b.protocol for b in built])
     if unused and len(config.targets) == 1:
         raise AcpgenError(
@@ -74,9 +99,10 @@ def render_target(target: Target, config: Config, formatted: bool = True) -> dic
         for b in built:
             inputs = Inputs(
                 label=b.protocol.label,
-                schema_name=_schema_name(b),
+                schema_name=schema_name(b.raw),
                 schema_sha256=b.protocol.source_sha256,
                 meta_sha256=b.protocol.meta_sha256,
+                overlays=tuple((o.id, o.sha256) for o in overlays),
                 style=style,
                 templates_sha256=templates_digest(style),
             )

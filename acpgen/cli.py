@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import sys
-import traceback
 from pathlib import Path
-from typing import Callable, Optional, TypeVar
+from dataclasses import replace
+from typing import Optional
 
 import typer
 
 from acpgen import __version__
+from acpgen.cli_guard import guard as _guard
+from acpgen.cli_guard import state as _state
+from acpgen.cli_overlay import overlay_app
 from acpgen.config import Config, Target, find_config, load_config
 from acpgen.errors import AcpgenError, Diagnostic
 from acpgen.render import STYLES
@@ -21,29 +24,19 @@ app = typer.Typer(
     no_args_is_help=True,
     help="Generate Python bindings and reference docs from ACP JSON Schema releases.",
 )
+app.add_typer(overlay_app, name="overlay")
 
-T = TypeVar("T")
-_state = {"debug": False}
-
-
-def _guard(fn: Callable[[], T]) -> T:
-    try:
-        return fn()
-    except AcpgenError as exc:
-        for d in exc.diagnostics:
-            typer.echo(d.render(), err=True)
-        raise typer.Exit(2)
-    except typer.Exit:
-        raise
-    except Exception as exc:  # pragma: no cover - a bug in acpgen itself
-        if _state["debug"]:
-            traceback.print_exc()
-        else:
-            typer.echo(f"acpgen: internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)", err=True)
-        raise typer.Exit(3)
+def _config(
+    schema: Optional[Path], out: Optional[Path], styles: list[str], config: Optional[Path], overlays: list[Path] = []
+) -> Config:
+    cfg = _base_config(schema, out, styles, config)
+    if not overlays:
+        return cfg
+    extra = tuple(overlays)
+    return replace(cfg, targets=tuple(replace(t, overlays=t.overlays + extra) for t in cfg.targets))
 
 
-def _config(schema: Optional[Path], out: Optional[Path], styles: list[str], config: Optional[Path]) -> Config:
+def _base_config(schema: Optional[Path], out: Optional[Path], styles: list[str], config: Optional[Path]) -> Config:
     for s in styles:
         if s not in STYLES:
             raise AcpgenError([Diagnostic("ACPG501", f"unknown style {s!r}; choose from {', '.join(STYLES)}", "--style")])
@@ -79,6 +72,9 @@ SchemaOpt = typer.Option(None, "--schema", help="A schema file or a release dire
 OutOpt = typer.Option(None, "--out", help="Output directory (owned by acpgen).")
 StyleOpt = typer.Option([], "--style", help=f"Output style, repeatable: {', '.join(STYLES)}.")
 ConfigOpt = typer.Option(None, "--config", help="acpgen.toml or pyproject.toml to read.")
+OverlayOpt = typer.Option(
+    [], "--overlay", help="An RFD overlay (YAML) applied before the IR, repeatable; added after each target's own."
+)
 
 
 @app.callback()
@@ -98,12 +94,13 @@ def build(
     out: Optional[Path] = OutOpt,
     style: list[str] = StyleOpt,
     config: Optional[Path] = ConfigOpt,
+    overlay: list[Path] = OverlayOpt,
 ) -> None:
     """Generate every target (or one --schema) and write it atomically."""
     from acpgen import api
 
     def run() -> None:
-        cfg = _config(schema, out, style, config)
+        cfg = _config(schema, out, style, config, overlay)
         for target, count in api.build(cfg):
             typer.echo(f"{target.name}: wrote {count} files to {target.out}")
 
@@ -116,12 +113,13 @@ def check(
     out: Optional[Path] = OutOpt,
     style: list[str] = StyleOpt,
     config: Optional[Path] = ConfigOpt,
+    overlay: list[Path] = OverlayOpt,
 ) -> None:
     """Exit 1 and list the files that differ from what build would write."""
     from acpgen import api
 
     def run() -> int:
-        cfg = _config(schema, out, style, config)
+        cfg = _config(schema, out, style, config, overlay)
         status = 0
         for target, drift in api.check_all(cfg):
             for label, paths in (("stale", drift.stale), ("missing", drift.missing), ("extra", drift.extra)):
@@ -142,6 +140,7 @@ def check(
 def ir(
     schema: Path = typer.Option(..., "--schema", help="A schema file or a release directory."),
     config: Optional[Path] = ConfigOpt,
+    overlay: list[Path] = OverlayOpt,
 ) -> None:
     """Print the intermediate model (and the names decided for it) as sorted JSON."""
     from acpgen import api
@@ -149,7 +148,9 @@ def ir(
 
     def run() -> None:
         cfg = load_config(config, STYLES) if config else None
-        built = api.build_ir(schema, cfg)
+        from acpgen.overlay import read_overlays
+
+        built = api.build_ir(schema, cfg, read_overlays(overlay))
         doc = {
             b.protocol.label: {"protocol": to_jsonable(b.protocol), "names": dict(sorted(b.names.types.items()))}
             for b in built

@@ -37,6 +37,7 @@ CATALOGUE: dict[str, str] = {
     "ACPG401": "overlay syntax error",
     "ACPG402": "invalid overlay",
     "ACPG403": "overlay target missing",
+    "ACPG404": "overlay conflicts with the schema",
     # configuration
     "ACPG501": "configuration error",
     # output

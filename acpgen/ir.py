@@ -19,7 +19,8 @@ JsonValue = Any
 class Origin:
     file: str
     pointer: str
-    overlay: str | None = None
+    #: ids of the RFD overlays that added or changed this node (``x-acpgen-overlay``)
+    overlays: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- types
@@ -293,6 +294,28 @@ class Method:
 
 
 @dataclass(frozen=True, slots=True)
+class OverlayChange:
+    """One row of an overlay's status table: an operation on one target."""
+
+    op: str
+    target: str
+    status: str  # applied | already-present | conflict | not-applicable
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class OverlayApplied:
+    id: str
+    title: str
+    rfd: str
+    status: str  # the RFD's own status (accepted, draft, ...)
+    verdict: str  # applies-cleanly | partially-merged | obsolete | conflict | not-applicable
+    link: str | None = None
+    merged_upstream: str | None = None
+    changes: tuple[OverlayChange, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Protocol:
     source: str
     source_sha256: str
@@ -307,6 +330,8 @@ class Protocol:
     #: items that are unstable: ``Def``, ``Def.field``, ``Def|variant``, ``method:name``
     #: (an ``**UNSTABLE**`` description, or absent from the stable file of the same tree)
     unstable: tuple[str, ...] = ()
+    #: the RFD overlays applied before the IR was built, in order
+    overlays: tuple["OverlayApplied", ...] = ()
 
     def def_map(self) -> dict[str, Def]:
         return {d.key: d for d in self.defs}

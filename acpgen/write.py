@@ -92,3 +92,28 @@ def write_tree(out: Path, files: dict[PurePosixPath, str]) -> None:
 def manifest_text(entries: list[dict[str, object]], tool_version: str) -> str:
     body = {"tool": "acpgen", "version": tool_version, "files": sorted(entries, key=lambda e: str(e["path"]))}
     return json.dumps(body, indent=2, sort_keys=True) + "\n"
+
+
+def write_files(files: dict[Path, str]) -> None:
+    """Write single files (``overlay apply``): each into a temporary file beside it, then
+    renamed over the target only when every one was written."""
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, text in sorted(files.items()):
+            name = display_path(path)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.acpgen-", dir=path.parent)
+            except OSError as exc:
+                raise AcpgenError([Diagnostic("ACPG601", f"cannot write here: {exc.strerror}", name)])
+            staged.append((Path(tmp_name), path))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+        for staged_file, path in staged:
+            os.replace(staged_file, path)
+    except OSError as exc:
+        raise AcpgenError([Diagnostic("ACPG601", f"cannot write output: {exc.strerror}", display_path(staged[-1][1]))])
+    finally:
+        for leftover, _ in staged:
+            if leftover.exists():
+                leftover.unlink()

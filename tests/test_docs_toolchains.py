@@ -57,7 +57,10 @@ def test_compiler_reports_errors(mdx_compiler: Path, tmp_path: Path) -> None:
 
 
 def test_fixture_pages_compile(mdx_compiler: Path, tmp_path: Path) -> None:
-    files = []
+    """The fixture pages, and the committed pages of both bundled targets (with and
+    without the RFD overlays: badges and the Proposed changes tables)."""
+    files = sorted((Path(__file__).resolve().parent.parent / "generated").glob("*/mdx/**/*.mdx"))
+    assert len(files) == 2
     for rel, text in render_pages(SCHEMAS / "docs").items():
         path = tmp_path / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -99,23 +102,38 @@ nav:
 """
 
 
-@corpus.needs_corpus
-def test_mkdocs_material_builds_strict(tmp_path: Path) -> None:
-    pytest.importorskip("mkdocs")
-    pytest.importorskip("material")
-    pages = render_pages(corpus.ACP / "main", ("md",))
+def _mkdocs(tmp_path: Path, pages: dict[str, str]) -> Path:
     nav = []
     for rel, text in sorted(pages.items()):
-        path = tmp_path / "docs" / rel.removeprefix("md/")
+        path = tmp_path / "docs" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-        nav.append(f"  - {rel.removeprefix('md/')}")
-    (tmp_path / "docs" / "index.md").write_text("# ACP\n\n" + "".join(f"- [{r}]({r.removeprefix('md/')})\n" for r in sorted(pages)))
+        nav.append(f"  - {rel}")
+    (tmp_path / "docs" / "index.md").write_text("# ACP\n\n" + "".join(f"- [{r}]({r})\n" for r in sorted(pages)))
     (tmp_path / "mkdocs.yml").write_text(MKDOCS_YML.format(nav="\n".join(["  - index.md", *nav])))
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=tmp_path, capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    html = (tmp_path / "site" / "v1" / "schema" / "index.html").read_text()
+    return tmp_path / "site"
+
+
+@corpus.needs_corpus
+def test_mkdocs_material_builds_strict(tmp_path: Path) -> None:
+    pytest.importorskip("mkdocs")
+    pytest.importorskip("material")
+    pages = render_pages(corpus.ACP / "main", ("md",))
+    site = _mkdocs(tmp_path, {rel.removeprefix("md/"): text for rel, text in pages.items()})
+    html = (site / "v1" / "schema" / "index.html").read_text()
     assert "&lt;ResponseField" not in html and "<details" in html
     assert 'id="sessionid"' in html and 'id="session-new"' in html
+
+
+def test_mkdocs_builds_the_overlaid_page_strict(tmp_path: Path) -> None:
+    """Every RFD badge link and Proposed changes row resolves (anchor validation on)."""
+    pytest.importorskip("mkdocs")
+    pytest.importorskip("material")
+    page = Path(__file__).resolve().parent.parent / "generated" / "v0.1.3-rfds" / "md" / "v1" / "schema.md"
+    site = _mkdocs(tmp_path, {"v1/schema.md": page.read_text()})
+    html = (site / "v1" / "schema" / "index.html").read_text()
+    assert 'id="rfd-open-enums"' in html and 'href="#rfd-open-enums"' in html

@@ -61,14 +61,12 @@ class Context:
         return AcpgenError([self.source.diagnostic(code, message, pointer)])
 
     def origin(self, pointer: str, node: Any = None) -> ir.Origin:
-        overlay = None
-        if isinstance(node, dict):
-            mark = node.get("x-acpgen-overlay")
-            if isinstance(mark, str):
-                overlay = mark
-            elif isinstance(mark, dict) and isinstance(mark.get("rfd"), str):
-                overlay = mark["rfd"]
-        return ir.Origin(self.source.path, pointer, overlay)
+        mark = node.get("x-acpgen-overlay") if isinstance(node, dict) else None
+        if isinstance(mark, str):
+            return ir.Origin(self.source.path, pointer, (mark,))
+        if isinstance(mark, list):
+            return ir.Origin(self.source.path, pointer, tuple(m for m in mark if isinstance(m, str)))
+        return ir.Origin(self.source.path, pointer)
 
     # -- references ----------------------------------------------------------------
     def resolve(self, ref: Any, pointer: str) -> Target:

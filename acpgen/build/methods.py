@@ -144,12 +144,14 @@ def _types(entry: dict[str, Any]) -> tuple[str, ...]:
 
 def _method(ctx: Context, wire: str, side: str, entry: dict[str, Any], linked_by: str) -> ir.Method:
     meta_key = next((m.key for m in ctx.raw.meta.methods if m.wire == wire), None)
+    carrier = entry.get("notification") or entry.get("params")
+    origin = ctx.origin(entry["pointer"], ctx.defs.get(carrier) if isinstance(carrier, str) else None)
     if "notification" in entry:
         return ir.Method(
             name=wire,
             side=side,  # type: ignore[arg-type]
             kind="notification",
-            origin=ir.Origin(ctx.source.path, entry["pointer"]),
+            origin=origin,
             params=entry["notification"],
             meta_key=meta_key,
             linked_by=linked_by,
@@ -159,7 +161,7 @@ def _method(ctx: Context, wire: str, side: str, entry: dict[str, Any], linked_by
         name=wire,
         side=side,  # type: ignore[arg-type]
         kind="request",
-        origin=ir.Origin(ctx.source.path, entry["pointer"]),
+        origin=origin,
         params=entry.get("params"),
         result=entry.get("result"),
         meta_key=meta_key,

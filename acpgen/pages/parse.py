@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from acpgen.pages.model import Page, PageField, PageMethod, PageType, PageVariant
 
 SECTIONS = ("Agent", "Client", "Protocol Level")
+#: acpgen's closing section on overlaid pages: a status report, not schema types
+NOT_TYPES = ("Proposed changes",)
 CONSTRAINT_KEYS = (
     "Default",
     "Minimum",
@@ -297,10 +299,15 @@ def parse_page(text: str) -> Page:
     section = ""
     current: dict[str, object] | None = None
     method_rows: list[dict[str, object]] = []
+    skipping = False
     for level, raw, body_lines in blocks:
         head, _, explicit = raw.partition("\x00")
         name = _clean(head)
         body = "\n".join(body_lines)
+        if level == 2:
+            skipping = name in NOT_TYPES and not _SPAN.match(head.strip())
+        if skipping:
+            continue
         if level == 2 and name in SECTIONS and not _SPAN.match(head.strip()):
             section, current = name, None
             sections.append(name)

@@ -19,9 +19,10 @@ spells links its own way; descriptions stay raw Markdown and each style escapes 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from acpgen import ir
+from acpgen.render.docoverlays import DocOverlay, proposed_changes, rfds_of
 from acpgen.render.doctypes import Seg, TypeText, Types, anchor_of, constraints_of, innermost, plain
 
 SECTION_INTROS = {
@@ -60,6 +61,12 @@ class DocField:
     constraints: tuple[tuple[str, str], ...] = ()
     values: tuple[str, ...] = ()
     unstable: bool = False
+    #: slugs of the RFD overlays that added or changed it
+    rfds: tuple[str, ...] = ()
+
+    @property
+    def post(self) -> tuple[str, ...]:
+        return ("unstable",) * self.unstable + tuple(f"RFD: {r}" for r in self.rfds)
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,11 @@ class DocVariant:
     open: bool = False
     #: the type whose fields the variant carries, linked from the variant
     payload: str | None = None
+    rfds: tuple[str, ...] = ()
+
+    @property
+    def post(self) -> tuple[str, ...]:
+        return ("open",) * self.open + ("unstable",) * self.unstable + tuple(f"RFD: {r}" for r in self.rfds)
 
 
 @dataclass(frozen=True)
@@ -91,6 +103,7 @@ class DocType:
     open_note: str = ""
     #: set when a one-variant union is shown as one object
     variant_note: str = ""
+    rfds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,6 +113,7 @@ class DocMethod:
     description: str
     types: tuple[DocType, ...]
     unstable: bool = False
+    rfds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,6 +132,8 @@ class DocPage:
     draft: bool
     sections: tuple[DocSection, ...]
     types: tuple[DocType, ...]
+    #: one block per RFD overlay applied ("Proposed changes")
+    overlays: tuple[DocOverlay, ...] = ()
 
 
 def clean_description(text: str | None) -> str:
@@ -154,6 +170,7 @@ class _Builder:
             constraints_of(f.type, (f.has_default, f.default)),
             values,
             f"{owner}.{f.wire_name}" in self.unstable,
+            rfds_of(f.origin),
         )
 
     def fields(self, owner: str, fields: tuple[ir.Field, ...]) -> tuple[DocField, ...]:
@@ -183,6 +200,10 @@ class _Builder:
     # ---- defs
 
     def doc_type(self, d: ir.Def) -> DocType:
+        t = self._doc_type(d)
+        return replace(t, rfds=rfds_of(d.origin)) if d.origin.overlays else t
+
+    def _doc_type(self, d: ir.Def) -> DocType:
         name, anchor = d.key, anchor_of(d.key)
         description = clean_description(d.description)
         unstable = name in self.unstable
@@ -237,6 +258,7 @@ class _Builder:
                     f"{name}|{v.key}" in self.unstable,
                     v.kind == "fallback",
                     v.base,
+                    rfds_of(v.origin),
                 )
             )
         open_note = ""
@@ -259,7 +281,7 @@ class _Builder:
         ]
         if d.open:
             text = _para(clean_description(d.fallback_description), f"Any other {d.base} value is accepted and kept.")
-            variants.append(DocVariant(d.fallback_title or d.base, attr, text, open=True))
+            variants.append(DocVariant(d.fallback_title or d.base, attr, text, open=True, rfds=rfds_of(d.origin)))
         return DocType(name, anchor, "Union", description, variants=tuple(variants), unstable=unstable, open_note=open_note)
 
     def member(self, owner: str, m: ir.UnionMember) -> DocVariant:
@@ -328,6 +350,7 @@ class _Builder:
                         clean_description(m.description),
                         tuple(self.doc_type(self.defs[k]) for k in keys),
                         f"method:{m.name}" in self.unstable,
+                        rfds_of(m.origin),
                     )
                 )
             if blocks or title != "Protocol Level":
@@ -358,6 +381,12 @@ def build_doc_page(protocol: ir.Protocol, header: str) -> DocPage:
     b = _Builder(protocol)
     sections, placed = b.sections()
     rest = tuple(b.doc_type(d) for d in sorted(protocol.defs, key=lambda d: d.key.encode()) if b.shown(d) and d.key not in placed)
+    anchors = {t.name: t.anchor for t in rest}
+    for section in sections:
+        for m in section.methods:
+            anchors.update({t.name: t.anchor for t in m.types})
+            if m.anchor:
+                anchors.setdefault(m.name, m.anchor)
     return DocPage(
         title="Schema",
         description="Schema definitions for the Agent Client Protocol",
@@ -366,4 +395,5 @@ def build_doc_page(protocol: ir.Protocol, header: str) -> DocPage:
         draft=protocol.stability == "unstable",
         sections=sections,
         types=rest,
+        overlays=proposed_changes(protocol, anchors),
     )

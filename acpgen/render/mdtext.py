@@ -124,7 +124,13 @@ def indent(text: str, first: str = "", rest: str = "") -> str:
     return "\n".join((first if i == 0 else rest) + line if line else "" for i, line in enumerate(lines))
 
 
+def jsx_list(items: tuple[str, ...]) -> str:
+    """``("open", "RFD: x")`` -> ``{["open", "RFD: x"]}`` (a JSX attribute value)."""
+    return "{[" + ", ".join(json.dumps(i, ensure_ascii=False) for i in items) + "]}"
+
+
 DOC_FILTERS: dict[str, Callable[..., Any]] = {
+    "jsx_list": jsx_list,
     "mdx_text": mdx_text,
     "md_text": md_text,
     "mdx_type": mdx_type,

@@ -1,0 +1,31 @@
+"""How every command turns failures into output: diagnostics and exit 2, never a traceback
+(unless ``--debug``)."""
+
+from __future__ import annotations
+
+import traceback
+from typing import Callable, TypeVar
+
+import typer
+
+from acpgen.errors import AcpgenError
+
+T = TypeVar("T")
+state = {"debug": False}
+
+
+def guard(fn: Callable[[], T]) -> T:
+    try:
+        return fn()
+    except AcpgenError as exc:
+        for d in exc.diagnostics:
+            typer.echo(d.render(), err=True)
+        raise typer.Exit(2)
+    except typer.Exit:
+        raise
+    except Exception as exc:  # pragma: no cover - a bug in acpgen itself
+        if state["debug"]:
+            traceback.print_exc()
+        else:
+            typer.echo(f"acpgen: internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)", err=True)
+        raise typer.Exit(3)

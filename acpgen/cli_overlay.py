@@ -1,0 +1,111 @@
+"""``acpgen overlay apply|check``: RFD overlays on their own, outside a build."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from acpgen.cli_guard import guard
+from acpgen.errors import AcpgenError, Diagnostic
+
+overlay_app = typer.Typer(
+    no_args_is_help=True,
+    help="Apply RFD overlays to a schema release, or report whether they still apply.",
+)
+
+OverlaysArg = typer.Option(..., "--overlay", help="An overlay file (YAML), repeatable; applied in order.")
+
+
+def _meta_json(methods: tuple[Any, ...], version: int | None) -> str:
+    groups: dict[str, dict[str, str]] = {"agentMethods": {}, "clientMethods": {}, "protocolMethods": {}}
+    for m in methods:
+        groups.get(f"{m.side}Methods", groups["protocolMethods"])[m.key] = m.wire
+    body: dict[str, Any] = {k: dict(sorted(v.items())) for k, v in groups.items() if v}
+    if version is not None:
+        body["version"] = version
+    return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+
+
+def _meta_path(out: Path) -> Path:
+    """Where the loader looks for the meta of ``out`` (schema.unstable.json -> meta.unstable.json)."""
+    if out.name.startswith("schema"):
+        return out.with_name("meta" + out.name[len("schema") :])
+    return out.with_name(out.stem + ".meta.json")
+
+
+@overlay_app.command("apply")
+def apply_cmd(
+    schema: Path = typer.Option(..., "--schema", help="One schema file (its meta.json beside it is read too)."),
+    overlay: list[Path] = OverlaysArg,
+    out: Path = typer.Option(..., "--out", help="Where to write the resulting JSON Schema (or patch)."),
+    fmt: str = typer.Option("schema", "--format", help="schema: the changed JSON Schema; json-patch: RFC 6902 operations."),
+    provenance: bool = typer.Option(True, "--provenance/--no-provenance", help="Keep the x-acpgen-overlay marks."),
+    allow_conflicts: bool = typer.Option(False, "--allow-conflicts", help="Write the result even if an operation conflicts."),
+) -> None:
+    """Write the schema as the overlays propose it. Status tables go to stderr; exit 1 when an
+    overlay conflicts or does not apply (nothing written unless --allow-conflicts)."""
+    from acpgen.api import schema_name
+    from acpgen.load import load_inputs
+    from acpgen.overlay import apply_overlays, as_json_patch, read_overlays, report_text, strip_provenance
+    from acpgen.write import write_files
+
+    def run() -> int:
+        if fmt not in ("schema", "json-patch"):
+            raise AcpgenError([Diagnostic("ACPG501", f"unknown format {fmt!r}; choose schema or json-patch", "--format")])
+        overlays = read_overlays(overlay)
+        docs = load_inputs(schema)
+        if len(docs) != 1:
+            raise AcpgenError([Diagnostic("ACPG501", f"apply takes one schema file; {schema} holds {len(docs)}", str(schema))])
+        (doc,) = docs
+        result, reports = apply_overlays(doc, overlays, schema_name(doc))
+        for report in reports:
+            typer.echo(report_text(report), err=True, nl=False)
+        conflict = any(r.verdict in ("conflict", "not-applicable") for r in reports)
+        if conflict and not allow_conflicts:
+            typer.echo("an overlay conflicts or does not apply: nothing written (--allow-conflicts writes the rest)", err=True)
+            return 1
+        data = result.data if provenance else strip_provenance(result.data)
+        files: dict[Path, str] = {}
+        if fmt == "json-patch":
+            files[out] = json.dumps(as_json_patch(doc.data, data), indent=2, ensure_ascii=False) + "\n"
+        else:
+            files[out] = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+            if result.meta.methods != doc.meta.methods:
+                files[_meta_path(out)] = _meta_json(result.meta.methods, doc.meta.version)
+        write_files(files)
+        for path in sorted(files):
+            typer.echo(f"wrote {path}", err=True)
+        return 1 if conflict else 0
+
+    raise typer.Exit(guard(run))
+
+
+@overlay_app.command("check")
+def check_cmd(
+    schema: Path = typer.Option(..., "--schema", help="A schema file or a release directory (every schema file in it)."),
+    overlay: list[Path] = OverlaysArg,
+    as_json: bool = typer.Option(False, "--json", help="Print the reports as JSON."),
+) -> None:
+    """Print each operation's status (applied, already-present, conflict, not-applicable) and
+    each overlay's verdict. Exit 0 when every overlay applies cleanly, is partially merged or
+    obsolete; 1 on a conflict."""
+    from acpgen.api import schema_name
+    from acpgen.load import load_inputs
+    from acpgen.overlay import Report, apply_overlays, read_overlays, report_text, reports_json
+
+    def run() -> int:
+        overlays = read_overlays(overlay)
+        reports: list[Report] = []
+        for doc in load_inputs(schema):
+            reports.extend(apply_overlays(doc, overlays, schema_name(doc))[1])
+        if as_json:
+            sys.stdout.write(reports_json(reports))
+        else:
+            typer.echo("\n".join(report_text(r) for r in reports), nl=False)
+        return 1 if any(r.verdict == "conflict" for r in reports) else 0
+
+    raise typer.Exit(guard(run))
