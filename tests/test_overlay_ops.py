@@ -294,3 +294,12 @@ def test_tag_property_opens_a_union_of_only_its_default() -> None:
     validator = jsonschema.Draft202012Validator({**opened, "$ref": "#/$defs/Auth"})
     assert validator.is_valid({"id": "a", "name": "b"}) and validator.is_valid({"type": "_sso", "id": "a", "name": "b"})
     assert not validator.is_valid({"type": "agent"})
+
+
+def test_differences_name_the_missing_and_unexpected_members() -> None:
+    from acpgen.overlay.shapes import difference
+
+    ours = {"anyOf": [{"const": "a"}, {"const": "b"}]}
+    theirs = {"anyOf": [{"const": "c"}, {"const": "a"}]}
+    assert difference(ours, theirs) == '/anyOf: missing [{"const": "b"}]; unexpected [{"const": "c"}]'
+    assert difference({"type": "string", "x": 1}, {"type": "object", "x": 2}) == '/type: expected "string", found "object"'

@@ -77,6 +77,13 @@ def difference(expected: Any, actual: Any, pointer: str = "") -> str:
                 found = walk(x[key], y[key], f"{at}/{key}")
                 if found:
                     return found
+        if isinstance(x, list) and isinstance(y, list):
+            xs, ys = {_sort_key(v): v for v in x}, {_sort_key(v): v for v in y}
+            missing = [xs[k] for k in xs if k not in ys]
+            extra = [ys[k] for k in ys if k not in xs]
+            if missing or extra:
+                parts = ([f"missing {short(missing)}"] if missing else []) + ([f"unexpected {short(extra)}"] if extra else [])
+                return f"{at or '/'}: " + "; ".join(parts)
         return f"{at or '/'}: expected {short(x)}, found {short(y)}"
 
     return walk(a, b, pointer) or ""
