@@ -27,13 +27,12 @@ app = typer.Typer(
 app.add_typer(overlay_app, name="overlay")
 
 def _config(
-    schema: Optional[Path], out: Optional[Path], styles: list[str], config: Optional[Path], overlays: list[Path] = []
+    schema: Optional[Path], out: Optional[Path], styles: list[str], config: Optional[Path], overlays: tuple[Path, ...] = ()
 ) -> Config:
     cfg = _base_config(schema, out, styles, config)
     if not overlays:
         return cfg
-    extra = tuple(overlays)
-    return replace(cfg, targets=tuple(replace(t, overlays=t.overlays + extra) for t in cfg.targets))
+    return replace(cfg, targets=tuple(replace(t, overlays=t.overlays + overlays) for t in cfg.targets))
 
 
 def _base_config(schema: Optional[Path], out: Optional[Path], styles: list[str], config: Optional[Path]) -> Config:
@@ -100,7 +99,7 @@ def build(
     from acpgen import api
 
     def run() -> None:
-        cfg = _config(schema, out, style, config, overlay)
+        cfg = _config(schema, out, style, config, tuple(overlay))
         for target, count in api.build(cfg):
             typer.echo(f"{target.name}: wrote {count} files to {target.out}")
 
@@ -119,7 +118,7 @@ def check(
     from acpgen import api
 
     def run() -> int:
-        cfg = _config(schema, out, style, config, overlay)
+        cfg = _config(schema, out, style, config, tuple(overlay))
         status = 0
         for target, drift in api.check_all(cfg):
             for label, paths in (("stale", drift.stale), ("missing", drift.missing), ("extra", drift.extra)):

@@ -7,6 +7,7 @@ from typing import Any
 from acpgen import ir
 from acpgen.errors import AcpgenError, Collector
 from acpgen.load import RawDocument
+from acpgen.overlay.shapes import marks_of
 from acpgen.refs import Resolver, Target
 from acpgen.source import pointer_join
 
@@ -61,12 +62,7 @@ class Context:
         return AcpgenError([self.source.diagnostic(code, message, pointer)])
 
     def origin(self, pointer: str, node: Any = None) -> ir.Origin:
-        mark = node.get("x-acpgen-overlay") if isinstance(node, dict) else None
-        if isinstance(mark, str):
-            return ir.Origin(self.source.path, pointer, (mark,))
-        if isinstance(mark, list):
-            return ir.Origin(self.source.path, pointer, tuple(m for m in mark if isinstance(m, str)))
-        return ir.Origin(self.source.path, pointer)
+        return ir.Origin(self.source.path, pointer, marks_of(node))
 
     # -- references ----------------------------------------------------------------
     def resolve(self, ref: Any, pointer: str) -> Target:

@@ -30,8 +30,8 @@ def format_schema() -> dict[str, Any]:
     return data
 
 
-def _positions(text: str) -> dict[str, tuple[int, int]]:
-    """JSON pointer -> (line, col) of every node of a YAML document (1-based)."""
+def _load(text: str) -> tuple[Any, dict[str, tuple[int, int]]]:
+    """Parse once: the document, and JSON pointer -> (line, col) of each of its nodes (1-based)."""
     out: dict[str, tuple[int, int]] = {}
 
     def walk(node: yaml.Node, pointer: str) -> None:
@@ -44,10 +44,15 @@ def _positions(text: str) -> dict[str, tuple[int, int]]:
             for i, item in enumerate(node.value):
                 walk(item, pointer_join(pointer, i))
 
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
+    finally:
+        loader.dispose()
     if root is not None:
         walk(root, "")
-    return out
+    return data, out
 
 
 def _diag(source: SourceFile, code: str, message: str, pointer: str, where: dict[str, tuple[int, int]]) -> Diagnostic:
@@ -94,8 +99,7 @@ def parse_overlay(source: SourceFile) -> Overlay:
     if not source.text.strip():
         raise AcpgenError([Diagnostic("ACPG102", "the file is empty", source.path)])
     try:
-        data = yaml.safe_load(source.text)
-        where = _positions(source.text)
+        data, where = _load(source.text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)

@@ -26,6 +26,16 @@ MARK = "x-acpgen-overlay"
 FIRST = ("type", "$ref", "const", "enum")
 
 
+def marks_of(node: Any) -> tuple[str, ...]:
+    """The overlay ids in a node's ``x-acpgen-overlay`` (one id, or a list when several)."""
+    mark = node.get(MARK) if isinstance(node, dict) else None
+    if isinstance(mark, str):
+        return (mark,)
+    if isinstance(mark, list):
+        return tuple(m for m in mark if isinstance(m, str))
+    return ()
+
+
 def canon(node: Any, descriptions: bool = False) -> Any:
     if isinstance(node, list):
         return [canon(v, descriptions) for v in node]

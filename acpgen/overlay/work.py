@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from acpgen.load import MethodName
 from acpgen.overlay.model import Op, Overlay, Row, Status
-from acpgen.overlay.shapes import MARK
+from acpgen.overlay.shapes import MARK, marks_of
 from acpgen.source import pointer_join
 
 DEFAULT_FALLBACK = (
@@ -40,8 +40,7 @@ class Work:
 
     def mark(self, node: dict[str, Any]) -> dict[str, Any]:
         """Provenance: ``x-acpgen-overlay`` names every overlay that changed the node."""
-        current = node.get(MARK)
-        ids = [current] if isinstance(current, str) else list(current) if isinstance(current, list) else []
+        ids = list(marks_of(node))
         if self.overlay.id not in ids:
             ids.append(self.overlay.id)
         node[MARK] = ids[0] if len(ids) == 1 else ids
