@@ -14,6 +14,7 @@ from acpgen import __version__, ir
 from acpgen.build import build_protocol
 from acpgen.build.stability import mark_unstable
 from acpgen.config import Config, Target
+from acpgen.depth import deep_stack
 from acpgen.errors import AcpgenError, Collector, Diagnostic
 from acpgen.format import format_file
 from acpgen.header import Inputs
@@ -21,9 +22,10 @@ from acpgen.load import RawDocument, load_inputs
 from acpgen.naming import Names, decide, unused_overrides
 from acpgen.overlay import Overlay, Report, apply_overlays, read_overlays
 from acpgen.overlay.apply import build_errors
+from acpgen.source import display_path
 from acpgen.render.env import templates_digest
 from acpgen.render import PYTHON_STYLES, RenderedFile, render_docs, render_package_init, render_python
-from acpgen.write import MANIFEST, Drift, check, manifest_text, write_tree
+from acpgen.write import MANIFEST, Drift, check, manifest_text, recover, write_trees
 
 
 @dataclass(frozen=True)
@@ -147,20 +149,22 @@ def render_all(config: Config, formatted: bool = True) -> list[tuple[Target, dic
     results: list[tuple[Target, dict[PurePosixPath, str]]] = []
     for target in config.targets:
         try:
-            results.append((target, render_target(target, config, formatted)))
+            with deep_stack():
+                results.append((target, render_target(target, config, formatted)))
         except AcpgenError as exc:
             problems.extend(exc)
+        except RecursionError:
+            problems.add("ACPG208", "schema nesting is too deep to render", display_path(target.schema))
     problems.raise_if_any()
     return results
 
 
 def build(config: Config, formatted: bool = True) -> list[tuple[Target, int]]:
+    for target in config.targets:
+        recover(target.out)  # a previous run killed mid-swap left the old output aside
     results = render_all(config, formatted)  # nothing is written unless every target rendered
-    written = []
-    for target, files in results:
-        write_tree(target.out, files)
-        written.append((target, len(files)))
-    return written
+    write_trees([(target.out, files) for target, files in results])
+    return [(target, len(files)) for target, files in results]
 
 
 def check_all(config: Config) -> list[tuple[Target, Drift]]:

@@ -16,7 +16,7 @@ from acpgen.cli_guard import guard as _guard
 from acpgen.cli_guard import state as _state
 from acpgen.cli_overlay import overlay_app
 from acpgen.config import Config, Target, find_config, load_config
-from acpgen.errors import AcpgenError, Diagnostic
+from acpgen.errors import AcpgenError, Collector, Diagnostic
 from acpgen.render import STYLES
 
 app = typer.Typer(
@@ -180,12 +180,18 @@ def diff_pages_cmd(
 
     def run() -> int:
         pages = []
+        problems = Collector()
         for path in (ours, theirs):
-            source = read_source(path)
             try:
+                source = read_source(path)
+                if not source.text.strip():
+                    raise AcpgenError([source.diagnostic("ACPG102", "the file is empty")])
                 pages.append(parse_page(source.text))
+            except AcpgenError as exc:
+                problems.extend(exc)
             except ValueError as exc:
-                raise AcpgenError([source.diagnostic("ACPG107", f"not a schema reference page: {exc}")])
+                problems.add("ACPG107", f"not a schema reference page: {exc}", source.path)
+        problems.raise_if_any()
         rows = diff_pages(pages[0], pages[1], text=text)
         reasons = [explain(r, pages[0], pages[1]) if explain_ else None for r in rows]
         if as_json:

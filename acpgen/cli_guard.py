@@ -8,7 +8,8 @@ from typing import Callable, TypeVar
 
 import typer
 
-from acpgen.errors import AcpgenError
+from acpgen.depth import deep_stack
+from acpgen.errors import AcpgenError, Diagnostic
 
 T = TypeVar("T")
 state = {"debug": False}
@@ -16,10 +17,15 @@ state = {"debug": False}
 
 def guard(fn: Callable[[], T]) -> T:
     try:
-        return fn()
+        with deep_stack():
+            return fn()
     except AcpgenError as exc:
         for d in exc.diagnostics:
             typer.echo(d.render(), err=True)
+        raise typer.Exit(2)
+    except RecursionError:
+        # a stage without its own ACPG208 check met a pathologically deep input
+        typer.echo(Diagnostic("ACPG208", "input nesting is too deep to process").render(), err=True)
         raise typer.Exit(2)
     except typer.Exit:
         raise

@@ -14,6 +14,7 @@ out = "generated/v0.1.3"
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,7 +71,11 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
     except FileNotFoundError:
         raise err("configuration file does not exist")
     except tomllib.TOMLDecodeError as exc:
-        raise err(f"invalid TOML: {exc}")
+        found = re.search(r"^(.*) \(at line (\d+), column (\d+)\)$", str(exc))
+        if found is None:
+            raise err(f"invalid TOML: {exc}")
+        line, col = int(found.group(2)), int(found.group(3))
+        raise AcpgenError([Diagnostic("ACPG501", f"invalid TOML: {found.group(1)}", name, "", line, col)])
     if path.name == "pyproject.toml":
         data = data.get("tool", {}).get("acpgen")
         if not isinstance(data, dict):
@@ -78,9 +83,13 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
     root = path.parent
     problems: list[Diagnostic] = []
     targets: list[Target] = []
+    for key in sorted(set(data) - {"target", "naming"}):
+        hint = "; did you mean [[target]]?" if key == "targets" else ""
+        problems.append(Diagnostic("ACPG501", f"unknown key {key!r}{hint}", name, "/" + key))
     raw_targets = data.get("target", [])
     if not isinstance(raw_targets, list) or not raw_targets:
-        raise err("declare at least one [[target]] with schema and out", "/target")
+        problems.append(Diagnostic("ACPG501", "declare at least one [[target]] with schema and out", name, "/target"))
+        raise AcpgenError(problems)
     for i, t in enumerate(raw_targets):
         at = f"/target/{i}"
         if not isinstance(t, dict):
@@ -94,10 +103,11 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
             problems.append(Diagnostic("ACPG501", "schema and out must be strings", name, at))
             continue
         styles = t.get("styles", list(DEFAULT_STYLES))
-        if not isinstance(styles, list) or not styles or any(s not in known_styles for s in styles):
-            problems.append(
-                Diagnostic("ACPG501", f"styles must be a non-empty list of {', '.join(known_styles)}", name, at + "/styles")
-            )
+        unknown_styles = [s for s in styles if s not in known_styles] if isinstance(styles, list) else []
+        if not isinstance(styles, list) or not styles or unknown_styles:
+            which = f"unknown style(s) {', '.join(map(repr, unknown_styles))}; " if unknown_styles else ""
+            message = f"{which}styles must be a non-empty list of {', '.join(known_styles)}"
+            problems.append(Diagnostic("ACPG501", message, name, at + "/styles"))
             continue
         overlays = t.get("overlays", [])
         if not isinstance(overlays, list) or not all(isinstance(o, str) for o in overlays):
@@ -112,6 +122,14 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
                 overlays=tuple(root / o for o in overlays),
             )
         )
+    outs: dict[Path, int] = {}
+    for i, t in enumerate(targets):
+        if t.out.resolve() in outs:
+            first = outs[t.out.resolve()]
+            problems.append(
+                Diagnostic("ACPG501", f"target {i} writes to the same out as target {first}", name, f"/target/{i}/out")
+            )
+        outs.setdefault(t.out.resolve(), i)
     naming: dict[str, Override] = {}
     raw_naming = data.get("naming", {})
     if not isinstance(raw_naming, dict):

@@ -8,7 +8,7 @@ see nothing but these values and the name table built by ``acpgen.naming``.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, is_dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal, Mapping, Union
 
 JsonValue = Any
 
@@ -133,6 +133,24 @@ class Field:
     @property
     def nullable(self) -> bool:
         return isinstance(self.type, Nullable)
+
+
+def admits_null(t: TypeExpr, defs: Mapping[str, "Def"], seen: frozenset[str] = frozenset()) -> bool:
+    """Whether ``null`` is a value of ``t``, looking through aliases and untagged unions
+    (``RequestId`` = null | integer | string)."""
+    if isinstance(t, (Nullable, NullT, AnyT)):
+        return True
+    if isinstance(t, Lit):
+        return None in t.values
+    if isinstance(t, AnyOf):
+        return any(admits_null(m, defs, seen) for m in t.members)
+    if isinstance(t, Ref) and t.key not in seen:
+        d = defs.get(t.key)
+        if isinstance(d, AliasDef):
+            return admits_null(d.type, defs, seen | {t.key})
+        if isinstance(d, UnionDef):
+            return any(admits_null(m.type, defs, seen | {t.key}) for m in d.members)
+    return False
 
 
 @dataclass(frozen=True, slots=True)

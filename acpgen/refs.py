@@ -48,6 +48,11 @@ class Resolver:
             raise AcpgenError(
                 [self._source.diagnostic("ACPG203", f"$ref {ref!r} does not resolve", at)]
             )
+        except (AttributeError, TypeError, ValueError):
+            # referencing walks the schemas on the way and trips over malformed ones,
+            # which are reported on their own (ACPG201/202)
+            message = f"$ref {ref!r} cannot be followed: a schema on its way is malformed"
+            raise AcpgenError([self._source.diagnostic("ACPG203", message, at)])
         pointer = ref[1:]
         tokens = pointer.split("/")
         name = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,7 @@ def read_source(path: Path) -> SourceFile:
     except OSError as exc:
         raise AcpgenError([Diagnostic("ACPG100", f"cannot read: {exc.strerror}", name)])
     if b"\x00" in data:
-        raise AcpgenError([Diagnostic("ACPG103", "binary data, expected UTF-8 JSON text", name)])
+        raise AcpgenError([Diagnostic("ACPG103", "binary data, expected UTF-8 text", name)])
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -84,11 +85,33 @@ def read_source(path: Path) -> SourceFile:
     return SourceFile(name, text, hashlib.sha256(data).hexdigest())
 
 
+class _NotJson(ValueError):
+    def __init__(self, token: str) -> None:
+        super().__init__(token)
+        self.token = token
+
+
+def _reject_constant(token: str) -> Any:
+    """Python's json reads NaN and Infinity; JSON (and every other tool) does not."""
+    raise _NotJson(token)
+
+
+def _position_of(text: str, token: str) -> tuple[int, int]:
+    at = re.search(r"(?<![\w\"])" + re.escape(token) + r"(?![\w\"])", text)
+    offset = at.start() if at else 0
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
 def parse_json(source: SourceFile) -> Any:
     if not source.text.strip():
         raise AcpgenError([Diagnostic("ACPG102", "the file is empty", source.path)])
     try:
-        return json.loads(source.text)
+        return json.loads(source.text, parse_constant=_reject_constant)
+    except _NotJson as exc:
+        line, col = _position_of(source.text, exc.token)
+        raise AcpgenError(
+            [Diagnostic("ACPG101", f"{exc.token} is not a JSON value", source.path, "", line, col)]
+        )
     except json.JSONDecodeError as exc:
         raise AcpgenError(
             [Diagnostic("ACPG101", exc.msg, source.path, "", exc.lineno, exc.colno)]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -50,23 +53,53 @@ def check(out: Path, files: dict[PurePosixPath, str]) -> Drift:
     return Drift(tuple(stale), tuple(missing), tuple(extra))
 
 
-def write_tree(out: Path, files: dict[PurePosixPath, str]) -> None:
-    """Write ``files`` as the whole content of ``out``, atomically.
+def write_trees(trees: list[tuple[Path, dict[PurePosixPath, str]]]) -> None:
+    """Write each ``files`` as the whole content of its ``out``, all or nothing.
 
-    Everything is written into a temporary directory beside ``out`` and swapped in
-    with renames only when all of it succeeded; a crash leaves the previous output.
+    Every tree is first written in full into a temporary directory beside its ``out``;
+    only when all of them are staged are they swapped in, each with one atomic
+    ``renameat2(RENAME_EXCHANGE)`` on Linux (two renames elsewhere, which the next run
+    repairs if a crash fell between them). A crash or a failure at any point leaves
+    every ``out`` holding either its previous or its new content, never a mixture.
     """
+    for out, _ in trees:
+        recover(out)
+    problems = [d for out, _ in trees for d in _refusals(out)]
+    if problems:
+        raise AcpgenError(problems)
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for out, files in trees:
+            staged.append((_stage(out, files), out))
+    except AcpgenError:
+        for staging, _ in staged:
+            shutil.rmtree(staging, ignore_errors=True)
+        raise
+    for staging, out in staged:
+        _swap(staging, out)
+
+
+def _refusals(out: Path) -> list[Diagnostic]:
     name = display_path(out)
     if out.exists() and not out.is_dir():
-        raise AcpgenError([Diagnostic("ACPG601", "output path exists and is not a directory", name)])
+        return [Diagnostic("ACPG601", "output path exists and is not a directory", name)]
+    blocker = next((p for p in out.parents if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        return [Diagnostic("ACPG601", f"cannot create the output directory: {display_path(blocker)} is a file", name)]
     if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).is_file():
-        raise AcpgenError(
-            [Diagnostic("ACPG603", f"{name} is not empty and has no {MANIFEST}; choose another --out", name)]
-        )
-    parent = out.parent
+        return [Diagnostic("ACPG603", f"{name} is not empty and has no {MANIFEST}; choose another --out", name)]
+    return []
+
+
+def _prefix(out: Path) -> str:
+    return f".{out.name}.acpgen-"
+
+
+def _stage(out: Path, files: dict[PurePosixPath, str]) -> Path:
+    name = display_path(out)
     try:
-        parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.acpgen-", dir=parent))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f"{_prefix(out)}{os.getpid()}-", dir=out.parent))
     except OSError as exc:
         raise AcpgenError([Diagnostic("ACPG601", f"cannot write here: {exc.strerror}", name)])
     try:
@@ -77,16 +110,78 @@ def write_tree(out: Path, files: dict[PurePosixPath, str]) -> None:
                 fh.write(text)
                 fh.flush()
                 os.fsync(fh.fileno())
-        old = None
-        if out.exists():
-            old = parent / f".{out.name}.acpgen-old-{os.getpid()}"
-            os.replace(out, old)
-        os.replace(staging, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
         raise AcpgenError([Diagnostic("ACPG601", f"cannot write output: {exc.strerror}", name)])
+    return staging
+
+
+def _swap(staging: Path, out: Path) -> None:
+    old = out.parent / f"{_prefix(out)}{os.getpid()}-old"
+    try:
+        if not out.exists():
+            os.replace(staging, out)
+            return
+        if exchange(staging, out):
+            shutil.rmtree(staging, ignore_errors=True)  # it now holds the previous output
+            return
+        os.replace(out, old)
+        os.replace(staging, out)
+    except OSError as exc:
+        if old.exists() and not out.exists():
+            os.replace(old, out)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise AcpgenError([Diagnostic("ACPG601", f"cannot write output: {exc.strerror}", display_path(out))])
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def recover(out: Path) -> None:
+    """Clean up after a run that was killed: restore an output moved aside mid-swap
+    (the two-rename fallback) and delete staging directories of dead processes."""
+    if not out.parent.is_dir():
+        return
+    prefix = _prefix(out)
+    for leftover in sorted(out.parent.iterdir()):
+        pid, _, rest = leftover.name[len(prefix):].partition("-")
+        if not leftover.name.startswith(prefix) or not pid.isdigit() or _alive(int(pid)):
+            continue
+        if rest == "old" and not out.exists():
+            os.replace(leftover, out)
+        else:
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Swap two existing paths in one atomic step (Linux ``renameat2``); False where
+    the platform or the file system cannot, so the caller falls back to renames."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    renameat2.restype = ctypes.c_int
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), os.fsdecode(b))
 
 
 def manifest_text(entries: list[dict[str, object]], tool_version: str) -> str:

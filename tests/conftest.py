@@ -2,11 +2,13 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from acpgen import api
 from acpgen.config import Config, Target
@@ -44,3 +46,23 @@ def pydantic_module(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[n
         return cache[fixture]
 
     return load
+
+
+# Hypothesis budgets: `ci` sizes the property and fuzz tests for the normal suite;
+# `make fuzz` selects `fuzz` (HYPOTHESIS_PROFILE=fuzz) for a long run.
+settings.register_profile(
+    "ci",
+    max_examples=8,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=list(HealthCheck),
+    print_blob=True,
+)
+settings.register_profile(
+    "fuzz",
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    print_blob=True,
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

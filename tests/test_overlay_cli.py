@@ -90,7 +90,7 @@ def test_apply_needs_one_schema_file(tmp_path: Path) -> None:
 
 
 def test_bad_overlay_is_exit_2_one_line(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["overlay", "check", "--schema", str(BUNDLED), "--overlay", str(FIXTURES / "bad" / "unknown-op.yaml")])
+    result = runner.invoke(app, ["overlay", "check", "--schema", str(BUNDLED), "--overlay", str(FIXTURES.parent / "errors" / "overlay" / "unknown-op.yaml")])
     assert result.exit_code == 2
     assert result.output.count("\n") == 1 and "ACPG402 /ops/0/op: unknown operation" in result.output
     assert "Traceback" not in result.output

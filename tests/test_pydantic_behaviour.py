@@ -113,6 +113,13 @@ def test_lenient_fields(pydantic_module: Loader) -> None:
     assert [t.name for t in value.tags] == ["a", "b"]
     value = TypeAdapter(m.Lenient).validate_json(json.dumps({"tags": 5}))
     assert value.tags == []
+    # an optional member that cannot be null: a bad value leaves it unset, so the model
+    # gives back a valid message (not "args": null), as the SDK's serde does
+    for bad in (None, 3, ["a", 1]):
+        value = m.Lenient.model_validate_json(json.dumps({"args": bad, "priority": 1.5}))
+        assert value.args is None and "args" not in value.model_fields_set
+        assert value.model_dump(mode="json", by_alias=True, exclude_unset=True) == {"priority": 1.5}
+    assert m.Lenient.model_validate({"args": ["a"]}).args == ["a"]
 
 
 def test_meta_round_trips_untouched(pydantic_module: Loader) -> None:

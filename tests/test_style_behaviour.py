@@ -108,6 +108,8 @@ def test_wire_keys_meta_and_lenience(style: str, root: Path) -> None:
     lenient = module(root, "lenient.json", style)
     _, back = roundtrip(style, lenient, lenient.Lenient, {"_meta": "_meta", "priority": "high", "tags": [{"name": "a"}, {"bogus": 1}]})
     assert back["_meta"] is None and back["priority"] is None and back["tags"] == [{"name": "a"}]
+    _, back = roundtrip(style, lenient, lenient.Lenient, {"args": None, "priority": 1.5})
+    assert back == {"priority": 1.5}  # not "args": null, which the schema rejects
 
 
 def test_dataclass_defaults_errors_and_construction(root: Path) -> None:

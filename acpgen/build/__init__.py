@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import sys
-
 from acpgen import ir
 from acpgen.build.context import Context
+from acpgen.build.cycles import unbroken_cycles
 from acpgen.build.defs import build_def
 from acpgen.build.methods import build_methods
+from acpgen.depth import deep_stack
 from acpgen.errors import AcpgenError
 from acpgen.load import RawDocument
-
-#: enough for any real schema; deeper inputs get ACPG208 instead of a crash
-_RECURSION_LIMIT = 6000
 
 
 def build_protocol(raw: RawDocument) -> ir.Protocol:
     ctx = Context(raw)
-    old_limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old_limit, _RECURSION_LIMIT))
     defs: list[ir.Def] = []
-    try:
+    with deep_stack():
         for name in sorted(ctx.defs):
             pointer = ctx.def_pointer(name)
             try:
@@ -32,8 +27,7 @@ def build_protocol(raw: RawDocument) -> ir.Protocol:
                     ctx.source.diagnostic("ACPG208", "schema nesting is too deep", pointer)
                 )
         methods = build_methods(ctx)
-    finally:
-        sys.setrecursionlimit(old_limit)
+        ctx.problems.items.extend(unbroken_cycles(defs, ctx.source.diagnostic))
     ctx.problems.raise_if_any()
     defs.extend(ctx.lifted.values())
     meta = raw.meta

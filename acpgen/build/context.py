@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from acpgen import ir
@@ -105,9 +106,20 @@ def check_schema(ctx: Context, schema: Any, pointer: str) -> None:
         problems.append(diag("ACPG202", "properties must be an object", pointer + "/properties"))
     if "enum" in schema and not isinstance(schema["enum"], list):
         problems.append(diag("ACPG202", "enum must be a list", pointer + "/enum"))
+    elif schema.get("enum") == []:
+        problems.append(diag("ACPG202", "enum must list at least one value", pointer + "/enum"))
     for kw in ("oneOf", "anyOf", "allOf", "prefixItems"):
-        if kw in schema and not isinstance(schema[kw], list):
+        if kw not in schema:
+            continue
+        members = schema[kw]
+        if not isinstance(members, list):
             problems.append(diag("ACPG202", f"{kw} must be a list of schemas", f"{pointer}/{kw}"))
+        elif not members and kw != "prefixItems":
+            problems.append(diag("ACPG202", f"{kw} must list at least one schema", f"{pointer}/{kw}"))
+        for i, member in enumerate(members if isinstance(members, list) else []):
+            if not isinstance(member, (dict, bool)):
+                found = type(member).__name__
+                problems.append(diag("ACPG202", f"expected a schema object, found {found}", f"{pointer}/{kw}/{i}"))
     for kw in (
         "minimum",
         "maximum",
@@ -125,7 +137,22 @@ def check_schema(ctx: Context, schema: Any, pointer: str) -> None:
     if "type" in schema:
         kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         for k in kinds:
-            if k not in KNOWN_TYPES:
+            if not isinstance(k, str) or k not in KNOWN_TYPES:
                 problems.append(diag("ACPG202", f"unknown type {k!r}", pointer + "/type"))
-    if "pattern" in schema and not isinstance(schema["pattern"], str):
-        problems.append(diag("ACPG202", "pattern must be a string", pointer + "/pattern"))
+    for kw in ("format", "contentEncoding", "description", "title"):
+        if kw in schema and not isinstance(schema[kw], str):
+            problems.append(diag("ACPG202", f"{kw} must be a string", f"{pointer}/{kw}"))
+    if "pattern" in schema:
+        problem = _pattern_problem(schema["pattern"])
+        if problem:
+            problems.append(diag("ACPG202", problem, pointer + "/pattern"))
+
+
+def _pattern_problem(pattern: Any) -> str | None:
+    if not isinstance(pattern, str):
+        return "pattern must be a string"
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        return f"pattern is not a valid regular expression: {exc}"
+    return None

@@ -127,7 +127,8 @@ def try_enum(ctx: Context, node: UnionNode) -> ir.EnumDef | None:
     for _, m in members:
         if not isinstance(m, dict):
             return None
-        formats.add(m.get("format"))
+        fmt = m.get("format")
+        formats.add(fmt if isinstance(fmt, str) else None)
         if set(m) - ANNOTATIONS - {"type", "const", "enum", "format", "minimum", "maximum"}:
             return None
         t = m.get("type")
@@ -182,7 +183,8 @@ def build_fields(
     if not isinstance(props, dict):
         return ()
     required = schema.get("required", [])
-    required_set = set(required) if isinstance(required, list) else set()
+    # malformed entries are ACPG202 (check_schema); the well-formed ones still count
+    required_set = {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
     out: list[ir.Field] = []
     for name, prop in props.items():
         if name in skip:

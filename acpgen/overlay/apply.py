@@ -68,11 +68,17 @@ def build_errors(reports: tuple[Report, ...]) -> list[Diagnostic]:
     out = []
     for report in reports:
         for row in report.rows:
-            where = f"/ops/{row.index}" if row.index < len(report.overlay.ops) else "/ops"
+            ops = report.overlay.ops
+            where, pos = (ops[row.index].pointer, ops[row.index].position) if row.index < len(ops) else ("/ops", None)
+            line, col = pos or (None, None)
             if row.status == "conflict":
-                out.append(Diagnostic("ACPG404", f"{row.target} in {report.schema}: {row.detail}", report.overlay.file, where))
+                code = "ACPG404"
             elif row.status == "not-applicable" and row.op in SINGLE_TARGET:
-                out.append(Diagnostic("ACPG403", f"{row.target} in {report.schema}: {row.detail}", report.overlay.file, where))
+                code = "ACPG403"
+            else:
+                continue
+            message = f"{row.target} in {report.schema}: {row.detail}"
+            out.append(Diagnostic(code, message, report.overlay.file, where, line, col))
     return out
 
 

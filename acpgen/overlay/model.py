@@ -17,8 +17,9 @@ STATUSES: tuple[Status, ...] = ("applied", "already-present", "conflict", "not-a
 class Op:
     kind: str
     args: dict[str, Any]
-    #: where the op is in the overlay file (``/ops/3``), for diagnostics
+    #: where the op is in the overlay file (``/ops/3`` and its line, column), for diagnostics
     pointer: str
+    position: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

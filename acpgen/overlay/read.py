@@ -130,7 +130,10 @@ def parse_overlay(source: SourceFile) -> Overlay:
         channels=tuple(applies.get("channel", [])),
         merged_upstream=data.get("merged-upstream"),
         fallback_description=data.get("fallback-description"),
-        ops=tuple(Op(o["op"], {k: v for k, v in o.items() if k != "op"}, f"/ops/{i}") for i, o in enumerate(data["ops"])),
+        ops=tuple(
+            Op(o["op"], {k: v for k, v in o.items() if k != "op"}, f"/ops/{i}", where.get(f"/ops/{i}"))
+            for i, o in enumerate(data["ops"])
+        ),
         file=source.path,
         sha256=source.sha256,
     )

@@ -332,5 +332,7 @@ def parse_page(text: str) -> Page:
                 types=tuple(row["types"]),  # type: ignore[arg-type]
             )
         )
+    if not types and not methods:
+        raise ValueError("no type or method headings")
     links = tuple(a or b for a, b in _HREF.findall(text))
     return Page(title, description, tuple(sections), tuple(methods), tuple(types), frozenset(anchors), links)

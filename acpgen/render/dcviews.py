@@ -161,6 +161,8 @@ class _Builder:
         lenient = f.default_on_error and (not f.required or optional or f.nullable)
         if lenient:
             args.append("lenient=True")
+            if d == ("default", "None") and not ir.admits_null(f.type, self.defs):
+                args.append("unset_on_error=True")  # a bad value leaves it absent, not null
         return f"_F({', '.join(args)})"
 
     def mixin_members(self, mixins: tuple[ir.Mixin, ...]) -> tuple[list[ir.Field], tuple[tuple[str, ...], ...]]:

@@ -81,8 +81,11 @@ class TypeWriter:
         name: Callable[[str], str],
         skip_marker: str = "_SKIP_INVALID",
         constrain: Callable[[str, list[str]], str] | None = None,
+        strict: bool = False,
     ) -> None:
         self.name = name
+        #: integers, numbers and booleans refuse lax coercions ("1", true -> 1) on their own
+        self.strict = strict
         self.skip_marker = skip_marker
         #: spells a constrained type; pydantic: ``Annotated[int, Field(ge=0)]``
         self.constrain = constrain or (lambda base, cons: f"Annotated[{base}, Field({', '.join(cons)})]")
@@ -94,6 +97,8 @@ class TypeWriter:
         if isinstance(t, ir.Prim):
             base = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}[t.kind]
             cons = field_constraints(t)
+            if self.strict and t.kind != "string":
+                cons.append("strict=True")
             return self.constrain(base, cons) if cons else base
         if isinstance(t, ir.AnyT):
             return "Any"

@@ -16,6 +16,8 @@ class FieldView:
     annotation: str
     #: right-hand side of the assignment, or "" for a required field without Field()
     value: str
+    #: optional, not nullable, x-deserialize-default-on-error: an invalid value leaves it unset
+    unset_when_invalid: bool = False
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,10 @@ class ClassView:
     #: attribute-name tuples, one per mixin shape; a value must carry one of them
     shapes: tuple[tuple[str, ...], ...] = ()
     shape_names: tuple[str, ...] = ()
+
+    @property
+    def unset_when_invalid(self) -> tuple[str, ...]:
+        return tuple(f.attr for f in self.fields if f.unset_when_invalid)
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,8 @@ class AliasBuilder:
 
     names: Names
     types: TypeWriter
+    #: spells the right-hand side of module-level aliases
+    alias_types: TypeWriter
     aliases: dict[str, tuple[AliasView, set[str]]]
 
     def add_object(self, d: ir.ObjectDef) -> None:
@@ -84,10 +92,10 @@ class AliasBuilder:
         elif isinstance(d, ir.EnumDef):
             self.add_alias(d.key, enum_expr(d), d.description, set())
         elif isinstance(d, ir.UnionDef):
-            expr, deps = union_expr(self.types, d)
+            expr, deps = union_expr(self.alias_types, d)
             self.add_alias(d.key, expr, d.description, deps)
         else:
-            self.add_alias(d.key, self.types.expr(d.type), d.description, refs_of(d.type))
+            self.add_alias(d.key, self.alias_types.expr(d.type), d.description, refs_of(d.type))
 
 
 class _Builder(AliasBuilder):
@@ -96,6 +104,9 @@ class _Builder(AliasBuilder):
         self.names = names
         self.defs = protocol.def_map()
         self.types = TypeWriter(self.member_name)
+        # an alias validated on its own (TypeAdapter(ProtocolVersion)) has no model's
+        # strict config around it: its scalars carry strict=True themselves
+        self.alias_types = TypeWriter(self.member_name, strict=True)
         self.classes: dict[str, ClassView] = {}
         self.bases: dict[str, str] = {}
         self.aliases: dict[str, tuple[AliasView, set[str]]] = {}
@@ -128,7 +139,7 @@ class _Builder(AliasBuilder):
         attr = self.names.attr(owner, f.wire_name)
         ann = self.types.expr(f.type, skip_invalid=f.skip_invalid_items)
         optional = force_optional or not f.required
-        needs_none = optional and not f.has_default and not f.nullable and ann != "Any"
+        needs_none = optional and not f.has_default and not ir.admits_null(f.type, self.defs)
         if needs_none:
             ann = f"Annotated[{ann} | None, _NON_NULL]"
         default = self.default_of(f) if not force_optional else ("default", "None")
@@ -137,8 +148,12 @@ class _Builder(AliasBuilder):
             ann = f"Annotated[{ann}, _OnErrorDefault(None)]"
         elif f.default_on_error and default is not None:
             kind, expr = default
-            marker = f"_OnErrorDefault({expr})" if kind == "default" else f"_OnErrorDefault(factory={expr})"
+            if kind == "default":
+                marker = f"_OnErrorDefault({expr})"
+            else:
+                marker = f"_OnErrorDefault(factory={expr})"
             ann = f"Annotated[{ann}, {marker}]"
+        unset = needs_none and f.default_on_error and default == ("default", "None")
         args: list[str] = []
         if default is not None:
             args.append(f"{default[0]}={default[1]}")
@@ -147,10 +162,10 @@ class _Builder(AliasBuilder):
         if f.description:
             args.append(f"description={py_literal(f.description)}")
         if not args:
-            return FieldView(attr, ann, "")
+            return FieldView(attr, ann, "", unset)
         if args == ["default=None"]:
-            return FieldView(attr, ann, "None")
-        return FieldView(attr, ann, "Field(" + ", ".join(args) + ")")
+            return FieldView(attr, ann, "None", unset)
+        return FieldView(attr, ann, "Field(" + ", ".join(args) + ")", unset)
 
     def tag_field(self, owner: str, tag: str, value: str | int | None) -> FieldView:
         attr = self.names.attr(owner, tag)

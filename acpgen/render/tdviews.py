@@ -65,6 +65,7 @@ class _Builder(AliasBuilder):
         self.defs = protocol.def_map()
         self.names = names
         self.types = TypeWriter(names.type, constrain=lambda base, cons: f"Annotated[{base}, _Constraints({', '.join(cons)})]")
+        self.alias_types = self.types
         self.classes: dict[str, TypedDictView] = {}
         self.aliases: dict[str, tuple[AliasView, set[str]]] = {}
         self.forbid: list[str] = []
@@ -81,6 +82,8 @@ class _Builder(AliasBuilder):
                 marker = f"_OnErrorDefault(factory=lambda: {py_literal(value)})"
             elif isinstance(value, (list, dict)):
                 marker = f"_OnErrorDefault(factory={'list' if isinstance(value, list) else 'dict'})"
+            elif not f.has_default and not ir.admits_null(f.type, self.defs):
+                marker = "_OnErrorDefault(omit=True)"  # absent, not an invalid null
             else:
                 marker = f"_OnErrorDefault({py_literal(value)})"
             ann = f"Annotated[{ann}, {marker}]"

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: e1eda85a0b5f91c8daed40eecb66f794bd401a5324cfd75f43de40e0591ac055
+# input-hash: 4b4e4e12a393ec148041ed7fec4a751b823a66ae75c5bf601b99bb32def5130a
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations
@@ -268,6 +268,7 @@ class _F:
         "default",
         "factory",
         "lenient",
+        "unset_on_error",
         "unset",
     )
 
@@ -282,6 +283,7 @@ class _F:
         default: Any = None,
         factory: Callable[[], Any] | None = None,
         lenient: bool = False,
+        unset_on_error: bool = False,
     ) -> None:
         self.attr = attr
         self.wire = wire
@@ -291,6 +293,7 @@ class _F:
         self.default = default
         self.factory = factory
         self.lenient = lenient
+        self.unset_on_error = unset_on_error
         self.unset: Any = _MISSING  # the default value, built once for comparisons
 
     def make_default(self) -> Any:
@@ -337,6 +340,8 @@ class _Obj(_Spec):
                 if not f.lenient:
                     raise exc.at(f.wire) from None
                 kwargs[f.attr] = f.make_default()
+                if f.unset_on_error:
+                    present.pop()
         if self.shapes and not any(
             all(w in value for w in shape) for shape in self.shapes
         ):

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 782fb3c86cdce1c5a56723be5589668aba4ef711a9dd0bbc4afb9fd9c4e32950
+# input-hash: cf5017f01f68d55f6d61629a28443c4cb092a0ff05e2d8cd9fcb2b2f5160094f
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations
@@ -106,13 +106,22 @@ def _route(
             found = getattr(value, attr, _MISSING)
         if found is _MISSING:
             return "<default>" if default else None
-        if found in known and not isinstance(found, bool):
+        if type(found) in (str, int) and found in known:
             return str(found)
         if fallback and isinstance(found, str):
             return "<fallback>"
         return "<default>" if default else None
 
     return route
+
+
+def _unset_invalid(model: BaseModel, attrs: tuple[str, ...]) -> None:
+    """Optional members that cannot be ``null`` and held an invalid value (``None`` by
+    ``x-deserialize-default-on-error``) are left unset, so the model gives back a valid
+    message without them, as the SDK's serde does."""
+    for attr in attrs:
+        if getattr(model, attr) is None:
+            model.model_fields_set.discard(attr)
 
 
 def _require_shape(
@@ -1215,7 +1224,7 @@ Tracks the lifecycle of each task from planning through completion.
 See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
 """
 
-ProtocolVersion: TypeAlias = Annotated[int, Field(ge=0, le=65535)]
+ProtocolVersion: TypeAlias = Annotated[int, Field(ge=0, le=65535, strict=True)]
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: a25e596f4f3a34fff56bd1fb06ac9cd437a6916b166821272790f36a0d4f144c
+# input-hash: 7dec415d52253e22d2b8bd95d2c47cf6d04fc3fcf09904b2597f29ee5f507a06
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
 from typing import Any, Callable, Final, Literal, NamedTuple, TypeAlias
@@ -31,27 +31,32 @@ class _OnErrorDefault:
     """``x-deserialize-default-on-error``: an invalid value becomes the default (a
     missing key stays missing: TypedDicts carry no defaults)."""
 
-    __slots__ = ("default", "factory")
+    __slots__ = ("default", "factory", "omit")
 
     def __init__(
         self,
         default: Any = None,
         factory: Callable[[], Any] | None = None,
         required: bool = False,
+        omit: bool = False,
     ) -> None:
         self.default = default
         self.factory = factory
+        #: an optional key that cannot be null: an invalid value drops the key
+        self.omit = omit
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
         from pydantic import ValidationError
-        from pydantic_core import core_schema
+        from pydantic_core import PydanticOmit, core_schema
 
-        default, factory = self.default, self.factory
+        default, factory, omit = self.default, self.factory, self.omit
 
         def lenient(value: Any, inner: Any) -> Any:
             try:
                 return inner(value)
             except ValidationError:
+                if omit:
+                    raise PydanticOmit
                 return factory() if factory is not None else default
 
         return core_schema.no_info_wrap_validator_function(lenient, handler(source))
