@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: help install build check test fuzz snapshots typecheck clean
+.PHONY: help install build check test fuzz bench snapshots typecheck clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -27,6 +27,9 @@ test: install ## run the whole test suite
 
 fuzz: install ## long property and loader-fuzzing run (Hypothesis profile `fuzz`)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q tests/test_properties.py tests/test_fuzz.py
+
+bench: install ## benchmark against datamodel-code-generator and acp.schema -> bench/results.json
+	$(BIN)/python bench/run.py
 
 snapshots: install ## accept changed golden snapshots (review the diff first)
 	$(BIN)/python -m pytest -q tests/test_snapshots.py --snapshot-update

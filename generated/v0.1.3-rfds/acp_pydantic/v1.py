@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: cf5017f01f68d55f6d61629a28443c4cb092a0ff05e2d8cd9fcb2b2f5160094f
+# input-hash: fea978958eda208f717a266becf683feba8dc4cdf1d62d6b71ae7d76f01d766e
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ class AcpBaseModel(BaseModel):
 
     Unknown members are kept (ACP objects are open), validation is strict (no
     ``"yes"`` -> ``True``), and ``model_dump(exclude_unset=True)`` gives back exactly
-    what was received.
+    what was received. Validators are built on a model's first use, not at import
+    (``defer_build``): importing the module stays cheap.
     """
 
     model_config = ConfigDict(
@@ -38,6 +39,7 @@ class AcpBaseModel(BaseModel):
         serialize_by_alias=True,
         extra="allow",
         strict=True,
+        defer_build=True,
     )
 
 

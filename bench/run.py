@@ -1,0 +1,272 @@
+"""acpgen's benchmark: every figure side by side with its reference, in one run.
+
+    make bench                      # or: .venv/bin/python bench/run.py [--runs 5] [--quick]
+
+Generation: ``acpgen build`` of upstream ``main`` v1 unstable in all five styles, cold (empty
+formatter cache) and warm (nothing changed), against datamodel-code-generator writing only
+Pydantic v2 for the same file with its default formatting; and the whole corpus (every
+release, every schema file) once each, acpgen writing its Pydantic style.
+Runtime: on the corpus messages both accept, parse (``validate_json``) and dump throughput of
+acpgen's Pydantic module against the ``agent-client-protocol`` package's ``acp.schema``
+(PyPI, pinned; both honour ``x-deserialize-*``), generated from the same release
+(schema-v1.19.0 v1); acpgen's dataclasses ``load``/``dump``; import time of each generated
+module against ``acp.schema``. Every figure is a median over ``--runs`` with its spread
+(min-max), and a ratio to its reference. Results go to bench/results.json.
+
+Nothing here is a test: no figure fails the suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus"
+ACP = CORPUS / "acp"
+GEN_FILE = ACP / "main" / "v1" / "schema.unstable.json"
+#: the release acp.schema 0.12.1 is generated from ("Schema ref: refs/tags/schema-v1.19.0")
+RUNTIME_RELEASE = ACP / "schema-v1.19.0" / "v1" / "schema.json"
+STYLES = ["pydantic", "dataclasses", "typeddict", "mdx", "md"]
+BIN = Path(sys.executable).parent
+
+
+def run(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, env={**os.environ, **(env or {})}, cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}\n{done.stderr[-2000:]}")
+    return elapsed
+
+
+def stats(samples: list[float]) -> dict[str, Any]:
+    return {"median": statistics.median(samples), "min": min(samples), "max": max(samples), "samples": samples}
+
+
+def figure(name: str, ours: list[float], ref: list[float], unit: str, goal: str, higher_is_better: bool) -> dict[str, Any]:
+    o, r = stats(ours), stats(ref)
+    ratio = o["median"] / r["median"]
+    limit = float(goal[2:].rstrip("x"))
+    met = ratio >= limit if higher_is_better else ratio <= limit
+    return {"name": name, "unit": unit, "acpgen": o, "reference": r, "ratio": ratio, "goal": goal, "met": met}
+
+
+# ------------------------------------------------------------------------- generation
+
+
+def acpgen_build(schema: Path, out: Path, cache: str, styles: list[str]) -> float:
+    args = [str(BIN / "python"), "-m", "acpgen", "build", "--schema", str(schema), "--out", str(out)]
+    for style in styles:
+        args += ["--style", style]
+    return run(args, env={"ACPGEN_CACHE_DIR": cache})
+
+
+def dmcg(schema: Path, out: Path) -> float:
+    return run(
+        [
+            str(BIN / "datamodel-codegen"),
+            "--input", str(schema),
+            "--input-file-type", "jsonschema",
+            "--output-model-type", "pydantic_v2.BaseModel",
+            "--output", str(out),
+        ]
+    )  # fmt: skip
+
+
+def generation(runs: int, work: Path) -> list[dict[str, Any]]:
+    cold, warm, ref = [], [], []
+    for i in range(runs):
+        cache = work / f"cache-{i}"
+        out = work / f"gen-{i}"
+        cold.append(acpgen_build(GEN_FILE, out, str(cache), STYLES))
+        warm.append(acpgen_build(GEN_FILE, out, str(cache), STYLES))
+        ref.append(dmcg(GEN_FILE, work / f"dmcg-{i}.py"))
+    return [
+        figure("generation, cold (main v1 unstable, 5 styles vs Pydantic only)", cold, ref, "s", "<=0.5x", False),
+        figure("generation, warm (nothing changed)", warm, ref, "s", "<=0.05x", False),
+    ]
+
+
+def corpus_generation(work: Path) -> dict[str, Any]:
+    files = sorted(p for p in ACP.rglob("schema*.json") if "docs" not in p.parts)
+    ours, ref = [], []
+    for i, schema in enumerate(files):
+        ours.append(acpgen_build(schema, work / f"corpus-{i}", str(work / "corpus-cache"), ["pydantic"]))
+        ref.append(dmcg(schema, work / f"corpus-dmcg-{i}.py"))
+    total = {"files": len(files), "acpgen_s": sum(ours), "reference_s": sum(ref), "ratio": sum(ours) / sum(ref)}
+    return {"name": "generation, whole corpus (Pydantic, cold cache)", **total, "goal": "<=0.5x", "met": total["ratio"] <= 0.5}
+
+
+# ---------------------------------------------------------------------------- runtime
+
+
+def load_module(path: Path, name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def messages(ours: Any, sdk: Any) -> list[tuple[str, bytes]]:
+    from pydantic import TypeAdapter, ValidationError
+
+    index = json.loads((CORPUS / "messages" / "MESSAGES.json").read_text())["messages"]
+    out = []
+    for m in index:
+        name = m.get("type")
+        if m["validation"]["status"] != "pass" or not name or not hasattr(ours, name) or not hasattr(sdk, name):
+            continue
+        raw = (CORPUS / "messages" / m["file"]).read_bytes()
+        try:
+            TypeAdapter(getattr(ours, name)).validate_json(raw)
+            TypeAdapter(getattr(sdk, name)).validate_json(raw)
+        except ValidationError:
+            continue
+        out.append((name, raw))
+    return out
+
+
+def throughput(fn: Callable[[], int], runs: int, min_time: float = 0.5) -> list[float]:
+    """Messages per second, one sample per run (each run lasts at least ``min_time``)."""
+    fn()  # warm-up: adapters and caches built
+    samples = []
+    for _ in range(runs):
+        count, start = 0, time.perf_counter()
+        while time.perf_counter() - start < min_time:
+            count += fn()
+        samples.append(count / (time.perf_counter() - start))
+    return samples
+
+
+def runtime(runs: int, work: Path) -> list[dict[str, Any]]:
+    from pydantic import TypeAdapter
+
+    out = work / "runtime"
+    acpgen_build(RUNTIME_RELEASE, out, str(work / "runtime-cache"), ["pydantic", "dataclasses", "typeddict"])
+    ours = load_module(out / "acp_pydantic" / "v1.py", "bench_acpgen_pydantic")
+    dc = load_module(out / "acp_dataclasses" / "v1.py", "bench_acpgen_dataclasses")
+    import acp.schema as sdk
+
+    cases = messages(ours, sdk)
+    ours_ta = [(TypeAdapter(getattr(ours, n)), raw) for n, raw in cases]
+    sdk_ta = [(TypeAdapter(getattr(sdk, n)), raw) for n, raw in cases]
+    dc_cases = [(getattr(dc, n), json.loads(raw)) for n, raw in cases]
+
+    def parse(adapters: list[tuple[Any, bytes]]) -> Callable[[], int]:
+        def go() -> int:
+            for ta, raw in adapters:
+                ta.validate_json(raw)
+            return len(adapters)
+
+        return go
+
+    def dumper(adapters: list[tuple[Any, bytes]]) -> Callable[[], int]:
+        values = [(ta, ta.validate_json(raw)) for ta, raw in adapters]
+
+        def go() -> int:
+            for ta, value in values:
+                ta.dump_json(value, by_alias=True, exclude_unset=True)
+            return len(values)
+
+        return go
+
+    def dc_load_json() -> int:
+        for (tp, _), (_, raw) in zip(dc_cases, cases):
+            dc.load(tp, json.loads(raw))
+        return len(dc_cases)
+
+    dc_values = [dc.load(tp, data) for tp, data in dc_cases]
+
+    def dc_dump() -> int:
+        for value in dc_values:
+            json.dumps(dc.dump(value))
+        return len(dc_values)
+
+    sdk_parse = throughput(parse(sdk_ta), runs)
+    figures = [
+        figure(f"Pydantic parse, validate_json ({len(cases)} corpus messages)", throughput(parse(ours_ta), runs), sdk_parse, "msg/s", ">=1.5x", True),
+        figure("Pydantic dump, dump_json", throughput(dumper(ours_ta), runs), throughput(dumper(sdk_ta), runs), "msg/s", ">=1.0x", True),
+        figure("dataclasses load (json.loads + load) vs acp.schema parse", throughput(dc_load_json, runs), sdk_parse, "msg/s", ">=1.0x", True),
+        figure("dataclasses dump (dump + json.dumps) vs acp.schema dump", throughput(dc_dump, runs), throughput(dumper(sdk_ta), runs), "msg/s", ">=1.0x", True),
+    ]
+    return figures + imports(runs, out)
+
+
+def import_time(code: str, runs: int) -> list[float]:
+    script = f"import time; t = time.perf_counter(); {code}; print(time.perf_counter() - t)"
+    samples = []
+    for _ in range(runs):
+        done = subprocess.run([str(BIN / "python"), "-c", script], capture_output=True, text=True, check=True)
+        samples.append(float(done.stdout.strip()))
+    return samples
+
+
+def imports(runs: int, out: Path) -> list[dict[str, Any]]:
+    sdk = import_time("import acp.schema", runs)
+    figures = []
+    for style in ("pydantic", "dataclasses", "typeddict"):
+        code = f"import sys; sys.path.insert(0, {str(out)!r}); import acp_{style}.v1"
+        figures.append(figure(f"import time, {style} module vs acp.schema", import_time(code, runs), sdk, "s", "<=0.35x", False))
+    return figures
+
+
+# ------------------------------------------------------------------------------- main
+
+
+def table(figures: list[dict[str, Any]]) -> str:
+    lines = ["| figure | acpgen (median, min-max) | reference (median, min-max) | ratio | goal | met |", "|---|---|---|---|---|---|"]
+    for f in figures:
+        if "acpgen" in f:
+            a, r = f["acpgen"], f["reference"]
+            fmt = (lambda v: f"{v:,.0f}") if f["unit"] == "msg/s" else (lambda v: f"{v:.3f}")
+            cells = [f"{fmt(a['median'])} {f['unit']} ({fmt(a['min'])}-{fmt(a['max'])})", f"{fmt(r['median'])} {f['unit']} ({fmt(r['min'])}-{fmt(r['max'])})"]
+        else:
+            cells = [f"{f['acpgen_s']:.1f} s ({f['files']} files)", f"{f['reference_s']:.1f} s"]
+        lines.append(f"| {f['name']} | {cells[0]} | {cells[1]} | {f['ratio']:.3f}x | {f['goal']} | {'yes' if f['met'] else 'NO'} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="samples per figure (default 5)")
+    parser.add_argument("--quick", action="store_true", help="skip the whole-corpus generation run")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
+    args = parser.parse_args()
+    if not (ACP / "INDEX.json").is_file():
+        raise SystemExit("../shared/corpus is absent: the benchmark reads upstream schemas and messages in place")
+    work = Path(tempfile.mkdtemp(prefix="acpgen-bench-"))
+    try:
+        figures = generation(args.runs, work) + runtime(args.runs, work)
+        if not args.quick:
+            figures.append(corpus_generation(work))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    from importlib.metadata import version
+
+    result = {
+        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
+        "versions": {p: version(p) for p in ("acpgen", "datamodel-code-generator", "agent-client-protocol", "pydantic", "black")},
+        "runs": args.runs,
+        "figures": figures,
+    }
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(table(figures))
+    print(f"\nwritten to {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
+
+
+if __name__ == "__main__":
+    main()
