@@ -124,12 +124,10 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
         )
     outs: dict[Path, int] = {}
     for i, t in enumerate(targets):
-        if t.out.resolve() in outs:
-            first = outs[t.out.resolve()]
-            problems.append(
-                Diagnostic("ACPG501", f"target {i} writes to the same out as target {first}", name, f"/target/{i}/out")
-            )
-        outs.setdefault(t.out.resolve(), i)
+        first = outs.setdefault(t.out.resolve(), i)
+        if first != i:
+            message = f"target {i} writes to the same out as target {first}"
+            problems.append(Diagnostic("ACPG501", message, name, f"/target/{i}/out"))
     naming: dict[str, Override] = {}
     raw_naming = data.get("naming", {})
     if not isinstance(raw_naming, dict):

@@ -60,10 +60,9 @@ def write_trees(trees: list[tuple[Path, dict[PurePosixPath, str]]]) -> None:
     only when all of them are staged are they swapped in, each with one atomic
     ``renameat2(RENAME_EXCHANGE)`` on Linux (two renames elsewhere, which the next run
     repairs if a crash fell between them). A crash or a failure at any point leaves
-    every ``out`` holding either its previous or its new content, never a mixture.
+    every ``out`` holding either its previous or its new content, never a mixture
+    (callers run :func:`recover` first).
     """
-    for out, _ in trees:
-        recover(out)
     problems = [d for out, _ in trees for d in _refusals(out)]
     if problems:
         raise AcpgenError(problems)

@@ -2,13 +2,16 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import json
 import os
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+from pydantic import TypeAdapter, ValidationError
 
 from acpgen import api
 from acpgen.config import Config, Target
@@ -27,6 +30,30 @@ def import_file(path: Path) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (relative POSIX path -> bytes), to compare whole outputs."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def parse_as(style: str, module: ModuleType, name: str, data: Any) -> tuple[bool, Any]:
+    """Validate ``data`` as ``module.<name>`` in a binding style: (accepted, the wire JSON
+    given back). A documented validation error is a rejection; anything else propagates."""
+    tp = getattr(module, name)
+    if style == "dataclasses":
+        try:
+            return True, module.dump(module.load(tp, data))
+        except module.ValidationError:
+            return False, None
+    adapter: TypeAdapter[Any] = TypeAdapter(tp)
+    try:
+        value = adapter.validate_json(json.dumps(data))
+    except ValidationError:
+        return False, None
+    if style == "pydantic":
+        return True, adapter.dump_python(value, mode="json", by_alias=True, exclude_unset=True)
+    return True, adapter.dump_python(value, mode="json")
 
 
 def generate(schema: Path, out: Path, styles: tuple[str, ...] = ("pydantic",), formatted: bool = True) -> Path:

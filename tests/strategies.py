@@ -226,14 +226,14 @@ _DRAW = {
 }
 
 
-def _paths(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+def paths_of(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     out = [at]
     if isinstance(value, dict):
         for k, v in value.items():
-            out += _paths(v, (*at, k))
+            out += paths_of(v, (*at, k))
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            out += _paths(v, (*at, i))
+            out += paths_of(v, (*at, i))
     return out
 
 
@@ -257,7 +257,7 @@ WRONG = st.sampled_from([None, True, 0, -1, 2**70, 1.5, "", "_unknown_value", []
 def mutated(draw: st.DrawFn, value: Any) -> tuple[Any, tuple[Any, ...]]:
     """One structural change of ``value`` and the path where it was made."""
     out = copy.deepcopy(value)
-    path = draw(st.sampled_from(_paths(out)))
+    path = draw(st.sampled_from(paths_of(out)))
     node = _get(out, path)
     kind = draw(st.sampled_from(["retype", "drop", "unknown-string", "wrap"]))
     if kind == "drop" and isinstance(node, dict) and node:

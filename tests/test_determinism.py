@@ -14,14 +14,11 @@ from pathlib import Path
 import pytest
 
 from . import corpus
+from .conftest import tree_bytes
 
 #: an early v1 release, a mid one with unstable methods, and one with the v2 tree
 RELEASES = ["v0.0.1", "v0.6.3", "schema-v1.13.7"]
 STYLES = ["pydantic", "dataclasses", "typeddict", "mdx", "md"]
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def build_elsewhere(release: str, home: Path, seed: str, cache: str) -> dict[str, bytes]:
@@ -41,7 +38,7 @@ def build_elsewhere(release: str, home: Path, seed: str, cache: str) -> dict[str
         timeout=600,
     )
     assert done.returncode == 0, done.stderr
-    return tree(out)
+    return tree_bytes(out)
 
 
 @corpus.needs_corpus

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from acpgen.cli import app
 from acpgen.errors import CATALOGUE
 
-from .conftest import FIXTURES, SCHEMAS
+from .conftest import FIXTURES, SCHEMAS, tree_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 ERRORS = FIXTURES / "errors"
@@ -43,10 +43,6 @@ def _cases() -> list[tuple[str, str]]:
 
 
 CASES = _cases()
-
-
-def _tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture(scope="module")
@@ -76,11 +72,11 @@ def _run(kind: str, name: str, tmp_path: Path, previous: Path, monkeypatch: pyte
             args = ["build", "--schema", base, "--overlay", fixture, *out]
         else:
             args = ["diff-pages", fixture, "generated/v0.1.3/mdx/v1/schema.mdx"]
-    before = _tree(watched)
+    before = tree_bytes(watched)
     result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output and result.stdout == ""
-    assert _tree(watched) == before, "a failed run wrote or removed files"
+    assert tree_bytes(watched) == before, "a failed run wrote or removed files"
     leftovers = [p.name for p in watched.rglob(".*acpgen-*")]
     assert leftovers == [], "a failed run left staging directories behind"
     return result.stderr.strip().splitlines(), watched

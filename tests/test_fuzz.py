@@ -22,6 +22,7 @@ from acpgen.config import Config, Target
 from acpgen.errors import CATALOGUE, AcpgenError
 
 from . import corpus
+from .strategies import paths_of
 
 pytestmark = corpus.needs_corpus
 
@@ -30,17 +31,6 @@ SEEDS = ["v0.0.1/v1/schema.json", "v0.8.0/v1/schema.unstable.json", "schema-v1.1
 STYLES = ("pydantic", "dataclasses", "typeddict", "mdx", "md")
 STATS: dict[str, int] = {"built": 0, "rejected": 0}
 WRONG = [None, True, 7, -1.5, "", "#/$defs/Nope", "strnig", [], {}, [1, "a"], {"type": 3}, {"$ref": "#/$defs/Nope"}]
-
-
-def _paths(node: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [at]
-    if isinstance(node, dict):
-        for k, v in node.items():
-            out += _paths(v, (*at, k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            out += _paths(v, (*at, i))
-    return out
 
 
 def _parent(doc: Any, path: tuple[Any, ...]) -> Any:
@@ -54,7 +44,7 @@ def damaged(draw: st.DrawFn, seed: str) -> tuple[dict[str, Any], list[str]]:
     doc = json.loads((corpus.ACP / seed).read_text())
     done: list[str] = []
     for _ in range(draw(st.integers(1, 4))):
-        paths = [p for p in _paths(doc) if p]
+        paths = [p for p in paths_of(doc) if p]
         if not paths:
             break
         path = draw(st.sampled_from(paths))

@@ -27,10 +27,10 @@ import pytest
 from hypothesis import assume, given, note
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
-from pydantic import TypeAdapter, ValidationError
 
 from . import corpus
 from .conftest import generate, import_file
+from .conftest import parse_as as parse
 from .strategies import instances, mutated
 
 pytestmark = corpus.needs_corpus
@@ -97,25 +97,6 @@ def modules(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], A
 def report(request: pytest.FixtureRequest) -> Any:
     yield
     request.config.cache.set("acpgen/properties", COUNTS)
-
-
-def parse(style: str, module: Any, name: str, data: Any) -> tuple[bool, Any]:
-    """(accepted, wire JSON given back); documented validation errors are a rejection,
-    any other exception propagates and fails the test."""
-    tp = getattr(module, name)
-    if style == "dataclasses":
-        try:
-            return True, module.dump(module.load(tp, data))
-        except module.ValidationError:
-            return False, None
-    adapter = TypeAdapter(tp)
-    try:
-        value = adapter.validate_json(json.dumps(data))
-    except ValidationError:
-        return False, None
-    if style == "pydantic":
-        return True, adapter.dump_python(value, mode="json", by_alias=True, exclude_unset=True)
-    return True, adapter.dump_python(value, mode="json")
 
 
 def valid_instances(schema_file: str, name: str) -> st.SearchStrategy[Any]:

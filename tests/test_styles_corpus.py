@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
 
 from . import corpus
-from .conftest import generate, import_file
+from .conftest import generate, import_file, parse_as
 
 pytestmark = corpus.needs_corpus
 
@@ -30,23 +29,6 @@ def _modules(root: Path, release: str, schema_file: str) -> dict[str, Any]:
         if key not in _MODULES:
             _MODULES[key] = import_file(out / f"acp_{style}" / f"{stem}.py")
     return {style: _MODULES[(release, stem, style)] for style in STYLES}
-
-
-def _run(style: str, module: Any, name: str, data: Any) -> tuple[bool, Any]:
-    tp = getattr(module, name)
-    if style == "dataclasses":
-        try:
-            return True, module.dump(module.load(tp, data))
-        except module.ValidationError:
-            return False, None
-    adapter = TypeAdapter(tp)
-    try:
-        value = adapter.validate_json(json.dumps(data))
-    except ValidationError:
-        return False, None
-    if style == "pydantic":
-        return True, adapter.dump_python(value, mode="json", by_alias=True, exclude_unset=True)
-    return True, adapter.dump_python(value, mode="json")
 
 
 def _cases() -> list[Any]:
@@ -71,7 +53,7 @@ def test_styles_agree(message: dict[str, Any], root: Path) -> None:
     if not hasattr(modules["pydantic"], message["type"]):
         pytest.skip(f"{message['type']} is not in {release}")
     data = corpus.payload(message)
-    results = {style: _run(style, modules[style], message["type"], data) for style in STYLES}
+    results = {style: parse_as(style, modules[style], message["type"], data) for style in STYLES}
     assert results["dataclasses"] == results["pydantic"]
     assert results["typeddict"] == results["pydantic"]
     if message["validation"]["status"] == "pass":

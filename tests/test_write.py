@@ -13,7 +13,7 @@ import pytest
 
 from acpgen.write import exchange, recover
 
-from .conftest import SCHEMAS
+from .conftest import SCHEMAS, tree_bytes
 
 # Runs the real CLI in a child process with one seam of acpgen.write replaced by a
 # version that SIGKILLs the process at the chosen moment.
@@ -65,10 +65,6 @@ app(prog_name="acpgen")
 STYLES = ["--style", "pydantic", "--style", "dataclasses", "--style", "md"]
 
 
-def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 def acpgen(*args: str, kill: tuple[str, int] | None = None) -> subprocess.CompletedProcess[str]:
     prefix = ["-c", KILLER, kill[0], str(kill[1])] if kill else ["-m", "acpgen"]
     return subprocess.run([sys.executable, *prefix, *args], capture_output=True, text=True, timeout=300)
@@ -81,7 +77,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, bytes],
     for name in ("enums", "nullable"):
         done = acpgen("build", "--schema", str(SCHEMAS / f"{name}.json"), "--out", str(base / name), *STYLES)
         assert done.returncode == 0, done.stderr
-    old, new = tree(base / "enums"), tree(base / "nullable")
+    old, new = tree_bytes(base / "enums"), tree_bytes(base / "nullable")
     assert old != new and len(old) >= 5
     return old, new
 
@@ -103,10 +99,10 @@ def leftovers(out: Path) -> list[str]:
 def test_killed_while_staging_keeps_the_previous_output(tmp_path: Path, outputs, n: int) -> None:  # type: ignore[no-untyped-def]
     old, new = outputs
     out = killed_build(tmp_path, "staging", n)
-    assert tree(out) == old
+    assert tree_bytes(out) == old
     assert leftovers(out), "the kill should have left a staging directory"
     done = acpgen("build", "--schema", str(SCHEMAS / "nullable.json"), "--out", str(out), *STYLES)
-    assert done.returncode == 0 and tree(out) == new
+    assert done.returncode == 0 and tree_bytes(out) == new
     assert leftovers(out) == [], "the next run removes a dead run's staging directory"
 
 
@@ -115,7 +111,7 @@ def test_killed_after_the_swap_has_the_new_output(tmp_path: Path, outputs) -> No
         pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
     old, new = outputs
     out = killed_build(tmp_path, "after-exchange")
-    assert tree(out) == new
+    assert tree_bytes(out) == new
     recover(out)
     assert leftovers(out) == []
 
@@ -125,7 +121,7 @@ def test_killed_between_fallback_renames_is_repaired(tmp_path: Path, outputs) ->
     out = killed_build(tmp_path, "between-renames")
     assert not out.exists() and any(name.endswith("-old") for name in leftovers(out))
     recover(out)  # what the next `acpgen build` does first
-    assert tree(out) == old and leftovers(out) == []
+    assert tree_bytes(out) == old and leftovers(out) == []
 
 
 def test_recover_leaves_a_live_run_alone(tmp_path: Path) -> None:

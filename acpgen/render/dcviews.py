@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from acpgen import ir
 from acpgen.naming import Names
-from acpgen.render.pytypes import INT_FORMAT_BOUNDS, TypeWriter, py_literal, refs_of
+from acpgen.render.pytypes import INT_FORMAT_BOUNDS, TypeWriter, py_literal, refs_of, unset_on_error
 from acpgen.render.pyviews import (
     AliasView,
     MethodView,
@@ -161,8 +161,8 @@ class _Builder:
         lenient = f.default_on_error and (not f.required or optional or f.nullable)
         if lenient:
             args.append("lenient=True")
-            if d == ("default", "None") and not ir.admits_null(f.type, self.defs):
-                args.append("unset_on_error=True")  # a bad value leaves it absent, not null
+            if unset_on_error(f, self.defs, optional):
+                args.append("unset_on_error=True")
         return f"_F({', '.join(args)})"
 
     def mixin_members(self, mixins: tuple[ir.Mixin, ...]) -> tuple[list[ir.Field], tuple[tuple[str, ...], ...]]:

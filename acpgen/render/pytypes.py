@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from acpgen import ir
 
@@ -71,6 +71,18 @@ def field_constraints(t: ir.TypeExpr) -> list[str]:
         if t.constraints.max_items is not None:
             out.append(f"max_length={t.constraints.max_items}")
     return out
+
+
+def unset_on_error(f: ir.Field, defs: Mapping[str, ir.Def], optional: bool = False) -> bool:
+    """A lenient (``x-deserialize-default-on-error``) member that may be absent, has no
+    default and cannot be ``null``: an invalid value must leave it absent, so that the
+    binding gives back a valid message (not ``"member": null``), as the SDK's serde does."""
+    return (
+        f.default_on_error
+        and (optional or not f.required)
+        and not f.has_default
+        and not ir.admits_null(f.type, defs)
+    )
 
 
 class TypeWriter:

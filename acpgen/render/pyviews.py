@@ -7,7 +7,7 @@ from typing import TypeVar
 
 from acpgen import ir
 from acpgen.naming import Names
-from acpgen.render.pytypes import TypeWriter, py_literal, refs_of
+from acpgen.render.pytypes import TypeWriter, py_literal, refs_of, unset_on_error
 
 
 @dataclass(frozen=True)
@@ -148,12 +148,9 @@ class _Builder(AliasBuilder):
             ann = f"Annotated[{ann}, _OnErrorDefault(None)]"
         elif f.default_on_error and default is not None:
             kind, expr = default
-            if kind == "default":
-                marker = f"_OnErrorDefault({expr})"
-            else:
-                marker = f"_OnErrorDefault(factory={expr})"
+            marker = f"_OnErrorDefault({expr})" if kind == "default" else f"_OnErrorDefault(factory={expr})"
             ann = f"Annotated[{ann}, {marker}]"
-        unset = needs_none and f.default_on_error and default == ("default", "None")
+        unset = unset_on_error(f, self.defs, force_optional)
         args: list[str] = []
         if default is not None:
             args.append(f"{default[0]}={default[1]}")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from acpgen import ir
 from acpgen.naming import Names
-from acpgen.render.pytypes import TypeWriter, py_literal
+from acpgen.render.pytypes import TypeWriter, py_literal, unset_on_error
 from acpgen.render.pyviews import (
     AliasBuilder,
     AliasView,
@@ -82,8 +82,8 @@ class _Builder(AliasBuilder):
                 marker = f"_OnErrorDefault(factory=lambda: {py_literal(value)})"
             elif isinstance(value, (list, dict)):
                 marker = f"_OnErrorDefault(factory={'list' if isinstance(value, list) else 'dict'})"
-            elif not f.has_default and not ir.admits_null(f.type, self.defs):
-                marker = "_OnErrorDefault(omit=True)"  # absent, not an invalid null
+            elif unset_on_error(f, self.defs, optional):
+                marker = "_OnErrorDefault(omit=True)"
             else:
                 marker = f"_OnErrorDefault({py_literal(value)})"
             ann = f"Annotated[{ann}, {marker}]"
