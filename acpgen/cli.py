@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from acpgen import __version__
+from acpgen import __version__, stamp
 from acpgen.cli_guard import guard as _guard
 from acpgen.cli_guard import state as _state
 from acpgen.cli_overlay import overlay_app
@@ -100,8 +100,14 @@ def build(
 
     def run() -> None:
         cfg = _config(schema, out, style, config, tuple(overlay))
-        for target, count in api.build(cfg):
+        built = api.build(cfg)
+        for target, count in built:
             typer.echo(f"{target.name}: wrote {count} files to {target.out}")
+        if stamp.ARGV is not None:
+            inputs = [cfg.source] if cfg.source else []
+            for t in cfg.targets:
+                inputs += [str(t.schema), *map(str, t.overlays)]
+            stamp.record(stamp.ARGV, Path.cwd(), inputs, [(t.name, n, str(t.out)) for t, n in built])
 
     _guard(run)
 

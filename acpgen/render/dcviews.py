@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from acpgen import ir
 from acpgen.naming import Names
-from acpgen.render.pytypes import INT_FORMAT_BOUNDS, TypeWriter, py_literal, refs_of, unset_on_error
+from acpgen.render.pytypes import INT_FORMAT_BOUNDS, TypeWriter, py_literal, py_tuple, refs_of, unset_on_error
 from acpgen.render.pyviews import (
     AliasView,
     MethodView,
@@ -85,7 +85,7 @@ def spec_expr(t: ir.TypeExpr, names: Names, skip_invalid: bool = False) -> str:
     if isinstance(t, ir.NullT):
         return "_NULL"
     if isinstance(t, ir.Lit):
-        return "_Lit((" + "".join(py_literal(v) + ", " for v in t.values) + "))"
+        return "_Lit(" + py_tuple(py_literal(v) for v in t.values) + ")"
     if isinstance(t, ir.Ref):
         return f"_Ref({py_literal(names.type(t.key))})"
     if isinstance(t, ir.Array):
@@ -100,9 +100,9 @@ def spec_expr(t: ir.TypeExpr, names: Names, skip_invalid: bool = False) -> str:
     if isinstance(t, ir.Map):
         return f"_Map({spec_expr(t.values, names)})"
     if isinstance(t, ir.Tuple):
-        return "_Tuple((" + "".join(spec_expr(i, names) + ", " for i in t.items) + "))"
+        return "_Tuple(" + py_tuple(spec_expr(i, names) for i in t.items) + ")"
     if isinstance(t, ir.AnyOf):
-        return "_AnyOf((" + "".join(spec_expr(m, names) + ", " for m in t.members) + "))"
+        return "_AnyOf(" + py_tuple(spec_expr(m, names) for m in t.members) + ")"
     raise TypeError(f"unknown type expression {t!r}")
 
 
@@ -197,7 +197,7 @@ class _Builder:
                 specs.append(f"_F({py_literal(attr)}, {py_literal(wire)}, _Lit(({py_literal(value)},)), required=True)")
         self.members[key] = members
         extra_spec = py_literal(extra) if isinstance(extra, str) else spec_expr(extra, self.names)  # type: ignore[arg-type]
-        spec = f"_Obj({name}, ({''.join(s + ', ' for s in specs)}), extra={extra_spec}, shapes={shapes!r})"
+        spec = f"_Obj({name}, {py_tuple(specs)}, extra={extra_spec}, shapes={py_literal(tuple(shapes))})"
         self.classes[name] = DCClassView(name, self.names.type(base) if base else "AcpObject", doc, tuple(views), spec)
         if base:
             self.bases[name] = self.names.type(base)
@@ -259,12 +259,12 @@ class _Builder:
             values = tuple(v.value for v in d.values)
             lit = "Literal[" + ", ".join(py_literal(v) for v in values) + "]"
             open_type = ("int" if d.base == "integer" else "str") if d.open else None
-            spec = "_Lit((" + "".join(py_literal(v) + ", " for v in values) + f"), open={open_type})"
+            spec = "_Lit(" + py_tuple(py_literal(v) for v in values) + f", open={open_type})"
             self.add_alias(d.key, lit + (f" | {open_type}" if open_type else ""), spec, d.description, set())
         elif isinstance(d, ir.UnionDef):
             parts = list(dict.fromkeys(self.types.expr(m.type) for m in d.members))
             expr = "Any" if "Any" in parts else " | ".join(parts)
-            spec = "_AnyOf((" + "".join(spec_expr(m.type, self.names) + ", " for m in d.members) + "))"
+            spec = "_AnyOf(" + py_tuple(spec_expr(m.type, self.names) for m in d.members) + ")"
             deps = set().union(*(refs_of(m.type) for m in d.members)) if d.members else set()
             self.add_alias(d.key, expr, spec, d.description, deps)
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from acpgen.render.mdtext import DOC_FILTERS
+from acpgen.render.pytypes import py_literal
 
 
 def py_docstring(text: str | None, indent: str = "") -> str:
@@ -30,5 +31,7 @@ def py_comment(text: str) -> str:
 FILTERS: dict[str, Callable[..., Any]] = {
     "py_docstring": py_docstring,
     "py_comment": py_comment,
+    #: a Python literal as black writes it (strings, numbers, tuples of them)
+    "py": py_literal,
     **DOC_FILTERS,
 }

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from acpgen import ir
+from acpgen.layout import py_str
 
 #: JSON Schema integer formats -> bounds implied by the format (schema bounds win)
 INT_FORMAT_BOUNDS: dict[str, tuple[int, int]] = {
@@ -20,8 +21,14 @@ INT_FORMAT_BOUNDS: dict[str, tuple[int, int]] = {
 }
 
 
+def py_tuple(items: Iterable[str]) -> str:
+    """A tuple display as black writes it: ``()``, ``(a,)``, ``(a, b)``."""
+    parts = list(items)
+    return f"({parts[0]},)" if len(parts) == 1 else "(" + ", ".join(parts) + ")"
+
+
 def py_literal(value: Any) -> str:
-    """A Python expression for a JSON value (deterministic, black-stable)."""
+    """A Python expression for a JSON value (or a tuple of them), as black writes it."""
     if value is None:
         return "None"
     if value is True:
@@ -29,7 +36,9 @@ def py_literal(value: Any) -> str:
     if value is False:
         return "False"
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return py_str(value)
+    if isinstance(value, tuple):
+        return py_tuple(py_literal(v) for v in value)
     if isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, list):

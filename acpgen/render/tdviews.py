@@ -12,6 +12,7 @@ import keyword
 from dataclasses import dataclass
 
 from acpgen import ir
+from acpgen.layout import py_str
 from acpgen.naming import Names
 from acpgen.render.pytypes import TypeWriter, py_literal, unset_on_error
 from acpgen.render.pyviews import (
@@ -87,7 +88,7 @@ class _Builder(AliasBuilder):
             else:
                 marker = f"_OnErrorDefault({py_literal(value)})"
             ann = f"Annotated[{ann}, {marker}]"
-        return KeyView(f.wire_name, repr(ann), f.required and not optional, _first_line(f.description))
+        return KeyView(f.wire_name, py_str(ann), f.required and not optional, _first_line(f.description))
 
     def fields_of(self, fields: tuple[ir.Field, ...], optional: bool = False) -> list[KeyView]:
         return [self.key(f, optional) for f in fields]
@@ -130,7 +131,7 @@ class _Builder(AliasBuilder):
             keys += mixed
             if v.kind != "default":
                 tag_ann = f"Literal[{py_literal(v.tag_value)}]" if v.kind == "tagged" else "str"
-                keys.append(KeyView(d.tag, repr(tag_ann), True, None))
+                keys.append(KeyView(d.tag, py_str(tag_ann), True, None))
             name = self.names.type(v.key)
             doc = v.description or (f"The ``{v.tag_value}`` variant of ``{self.names.type(d.key)}``." if v.kind == "tagged" else None)
             self.add_class(name, doc, keys, shapes + own_shapes, extra)

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 4b4e4e12a393ec148041ed7fec4a751b823a66ae75c5bf601b99bb32def5130a
+# input-hash: 82847740036c363074f69535bda572bef7ab814cf8ed3c3f5995788c1d6095dc
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations
@@ -1840,11 +1840,7 @@ _SPECS.update(
             )
         ),
         "ClientResponse": _AnyOf(
-            (
-                _Ref("ReadTextFileResponse"),
-                _NULL,
-                _Ref("RequestPermissionResponse"),
-            )
+            (_Ref("ReadTextFileResponse"), _NULL, _Ref("RequestPermissionResponse"))
         ),
         "ContentBlock": _Tagged(
             "type",
@@ -1859,37 +1855,14 @@ _SPECS.update(
             fallback="OtherContentBlock",
         ),
         "EmbeddedResourceResource": _AnyOf(
-            (
-                _Ref("TextResourceContents"),
-                _Ref("BlobResourceContents"),
-            )
+            (_Ref("TextResourceContents"), _Ref("BlobResourceContents"))
         ),
         "PermissionOptionId": _STR,
         "PermissionOptionKind": _Lit(
-            (
-                "allow_once",
-                "allow_always",
-                "reject_once",
-                "reject_always",
-            ),
-            open=str,
+            ("allow_once", "allow_always", "reject_once", "reject_always"), open=str
         ),
-        "PlanEntryPriority": _Lit(
-            (
-                "high",
-                "medium",
-                "low",
-            ),
-            open=str,
-        ),
-        "PlanEntryStatus": _Lit(
-            (
-                "pending",
-                "in_progress",
-                "completed",
-            ),
-            open=str,
-        ),
+        "PlanEntryPriority": _Lit(("high", "medium", "low"), open=str),
+        "PlanEntryStatus": _Lit(("pending", "in_progress", "completed"), open=str),
         "ProtocolVersion": _Scalar((int,), "integer", ge=0, le=65535),
         "RequestPermissionOutcome": _Tagged(
             "outcome",
@@ -1900,13 +1873,7 @@ _SPECS.update(
             default=None,
             fallback=None,
         ),
-        "Role": _Lit(
-            (
-                "assistant",
-                "user",
-            ),
-            open=str,
-        ),
+        "Role": _Lit(("assistant", "user"), open=str),
         "SessionConfigId": _STR,
         "SessionConfigOption": _Tagged(
             "type",
@@ -1918,12 +1885,7 @@ _SPECS.update(
             fallback="OtherSessionConfigOption",
         ),
         "SessionConfigOptionCategory": _Lit(
-            (
-                "mode",
-                "model",
-                "thought_level",
-            ),
-            open=str,
+            ("mode", "model", "thought_level"), open=str
         ),
         "SessionConfigValueId": _STR,
         "SessionId": _STR,
@@ -1948,13 +1910,7 @@ _SPECS.update(
             fallback=None,
         ),
         "StopReason": _Lit(
-            (
-                "end_turn",
-                "max_tokens",
-                "max_turn_requests",
-                "refusal",
-                "cancelled",
-            ),
+            ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"),
             open=str,
         ),
         "ToolCallContent": _Tagged(
@@ -1969,13 +1925,7 @@ _SPECS.update(
         ),
         "ToolCallId": _STR,
         "ToolCallStatus": _Lit(
-            (
-                "pending",
-                "in_progress",
-                "completed",
-                "failed",
-            ),
-            open=str,
+            ("pending", "in_progress", "completed", "failed"), open=str
         ),
         "ToolKind": _Lit(
             (

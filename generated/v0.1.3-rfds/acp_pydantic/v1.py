@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: fea978958eda208f717a266becf683feba8dc4cdf1d62d6b71ae7d76f01d766e
+# input-hash: 1134a8a4759609ed50cf8895212d5847dee88cb327020c2512de1849089da841
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations

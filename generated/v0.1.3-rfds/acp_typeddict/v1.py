@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 7dec415d52253e22d2b8bd95d2c47cf6d04fc3fcf09904b2597f29ee5f507a06
+# input-hash: 352692f744698ce7837062a5ffa1346c654df17c637d1e700c7f03aa553a1e20
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
 from typing import Any, Callable, Final, Literal, NamedTuple, TypeAlias
