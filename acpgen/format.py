@@ -16,16 +16,16 @@ from typing import Any
 
 from acpgen.errors import AcpgenError, Diagnostic
 from acpgen.layout import LINE_LENGTH, Pending, lay_out
+from acpgen.stamp import cache_base
 
 
 def cache_dir() -> Path | None:
-    env = os.environ.get("ACPGEN_CACHE_DIR")
-    if env == "":
-        return None
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "acpgen" / f"black-{_dist_version('black')}"
+    """Where black's results are kept: ``ACPGEN_CACHE_DIR`` itself, or a per-black-version
+    folder of the user cache; None when ``ACPGEN_CACHE_DIR`` is empty."""
+    base = cache_base()
+    if base is None or os.environ.get("ACPGEN_CACHE_DIR"):
+        return base
+    return base / f"black-{_dist_version('black')}"
 
 
 def _mode(line_length: int) -> Any:

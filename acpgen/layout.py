@@ -2,19 +2,21 @@
 
 The templates print black's layout for everything short; what this module adds is the
 layout of statements longer than the line length, which only the renderer's data (long
-annotations, argument lists, descriptions) produces. A long line is split at its last
-bracket pair the way black does it, with a *magic trailing comma* after the last element,
-so that black keeps the split as it is: the output is a fixed point of black.
+annotations, argument lists, descriptions) produces. A long line is split the way black
+splits it (at the value's last bracket, inside the annotation, or with the value in
+parentheses; arguments on one line when they fit there, else one per line with a magic
+trailing comma), so that the output is a fixed point of black.
 
-Only shapes whose black layout is certain are split here (an assignment or call whose
-right-hand side ends in one bracket pair, and elements of it); for anything else the whole
-top-level statement is handed back as *pending*, and ``acpgen.format`` runs black on that
-statement alone. ``tests/test_layout.py`` checks on every bundled and corpus module that
-the result equals what black makes of it, and counts how often black was needed.
+Only shapes whose black layout is certain are split here; any other long line is handed
+back as *pending* (the line alone when it is a self-contained statement or element, else
+its whole top-level statement), and ``acpgen.format`` runs black on just that.
+``tests/test_layout.py`` checks each shape against black, every fixture, bundled and
+sampled corpus module for black-stability, and counts how often black was needed.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -34,10 +36,12 @@ _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _STATEMENT_HEAD = re.compile(r"(?:[A-Za-z_][\w.]*(?:: [^=#]+)? = )?[A-Za-z_][\w.]*[(\[]|[A-Za-z_]\w*(?:: [^=#]+)? = [(\[{]")
 #: an element inside brackets: ``name=f(``, ``f[``, ``(``
 _ELEMENT_HEAD = re.compile(r'(?:[A-Za-z_]\w*=|"(?:[^"\\]|\\.)*": )?(?:[A-Za-z_][\w.]*)?[(\[{]')
-#: what black cannot split: one string, name or number, optionally as a keyword argument
+#: ``name`` or ``name: `` at the start of a statement
 _TARGET = re.compile(r"([A-Za-z_]\w*)(: )?")
+#: on masked text: one call / one subscript and nothing after it
 _CALL = re.compile(r"[A-Za-z_][\w.]*\(\0*\)")
 _SUBSCRIPT = re.compile(r"([A-Za-z_][\w.]*)\[\0*\]")
+#: what black cannot split: one string, name or number, optionally as a keyword argument
 _ATOM = re.compile(r'(?:[A-Za-z_]\w*=)?(?:"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[\w.]+)')
 
 
@@ -65,8 +69,6 @@ class Laid:
 
 def py_str(value: str) -> str:
     """A string literal as black writes it: double quotes unless single ones escape less."""
-    import json
-
     dumped = json.dumps(value, ensure_ascii=False)
     if value.count('"') <= value.count("'"):
         return dumped
@@ -88,21 +90,25 @@ def lay_out(text: str) -> Laid:
             if len(line) <= LINE_LENGTH or in_string[i] or line.lstrip().startswith(("#", '"""')):
                 chunk.append(line)
                 continue
-            split = _split_line(line, depths[i], depths[i + 1])
+            stripped = line.lstrip(" ")
+            indent = line[: len(line) - len(stripped)]
+            depth = depths[i]
+            if depth != depths[i + 1] or _brackets(stripped) is None:
+                whole = True  # brackets spanning lines, or a comment: only black knows
+                break
+            split = _explode(stripped, indent, inside=True) if depth else _statement(stripped, indent)
             if split is not None:
                 chunk.extend(split)
-            elif depths[i] == depths[i + 1] == 0 and not line.endswith(":") and _brackets(line) is not None:
-                indent = len(line) - len(line.lstrip(" "))
-                own.append(Pending(len(out) + len(chunk), len(out) + len(chunk) + 1, indent))
-                chunk.append(line)
-            elif depths[i] == depths[i + 1] > 0 and line.endswith(",") and _brackets(line) is not None:
-                indent = len(line) - len(line.lstrip(" "))
-                kind = "{" if ":" in _mask(line.strip()) else "("
-                own.append(Pending(len(out) + len(chunk), len(out) + len(chunk) + 1, indent, kind))
-                chunk.append(line)
+                continue
+            at = len(out) + len(chunk)
+            if depth == 0 and not line.endswith(":"):
+                own.append(Pending(at, at + 1, len(indent)))
+            elif depth > 0 and line.endswith(","):
+                own.append(Pending(at, at + 1, len(indent), "{" if ":" in _mask(stripped) else "("))
             else:
                 whole = True
                 break
+            chunk.append(line)
         if whole:
             pending.append(Pending(len(out), len(out) + end - begin, 0))
             out.extend(lines[begin:end])
@@ -145,18 +151,6 @@ def _statements(lines: list[str], depths: list[int], in_string: list[bool]) -> l
                 bounds.append(i)
     bounds.append(len(lines))
     return [(a, b) for a, b in zip(bounds, bounds[1:]) if a < b]
-
-
-def _split_line(line: str, depth_before: int, depth_after: int) -> list[str] | None:
-    if depth_before != depth_after:
-        return None  # a bracket opened or closed on this line spans other lines
-    stripped = line.lstrip(" ")
-    indent = line[: len(line) - len(stripped)]
-    if _brackets(stripped) is None:
-        return None
-    if depth_before > 0:
-        return _explode(stripped, indent, inside=True)
-    return _statement(stripped, indent)
 
 
 def _statement(s: str, indent: str) -> list[str] | None:
@@ -308,11 +302,14 @@ def _mask(s: str) -> str:
 
 
 def _parts(body: str) -> list[str] | None:
-    marks = _brackets(body)
-    if marks is None:
+    """The top-level comma-separated parts of a bracket's body; None when one is empty
+    (empty brackets, a trailing comma already there) or lambda parameters are in play."""
+    masked = _mask(body)
+    cuts = [-1, *(i for i, c in enumerate(masked) if c == ","), len(body)]
+    parts = [body[a + 1 : b].strip() for a, b in zip(cuts, cuts[1:])]
+    if any(not p for p in parts) or re.search(r"\blambda\s+[^:\s]", masked):
         return None
-    parts = _split_commas(body, 0, marks)
-    return None if parts is None or any(not p for p in parts) else parts
+    return parts
 
 
 def _explode(s: str, indent: str, inside: bool, nested: bool = False) -> list[str] | None:
@@ -332,10 +329,10 @@ def _explode(s: str, indent: str, inside: bool, nested: bool = False) -> list[st
     head = s[: open_ + 1]
     if not (_ELEMENT_HEAD if inside else _STATEMENT_HEAD).fullmatch(head):
         return None
-    if len(indent) + len(head) > LINE_LENGTH:
+    if not _fits(indent + head):
         return None
-    parts = _split_commas(s[open_ + 1 : close], open_ + 1, marks)
-    if parts is None or not parts or any(not p for p in parts):
+    parts = _parts(s[open_ + 1 : close])
+    if parts is None:
         return None  # empty brackets, or a trailing comma already there
     trailer = open_ > 0 and (s[open_ - 1].isalnum() or s[open_ - 1] in "_)]")
     if len(parts) == 1 and not (trailer and s[open_] == "("):
@@ -360,26 +357,3 @@ def _brackets(s: str) -> dict[int, int] | None:
                 return None
             pairs[m.start()] = stack.pop()
     return pairs if not stack else None
-
-
-def _split_commas(body: str, offset: int, marks: dict[int, int]) -> list[str] | None:
-    """Top-level comma-separated parts of a bracket's body (``marks`` index the whole line)."""
-    spans = [(o - offset, c - offset + 1) for c, o in marks.items() if o >= offset and c < offset + len(body)]
-    spans += [(m.start(), m.end()) for m in _TOKEN.finditer(body) if m.group()[0] in "\"'rRbBuUfF"]
-    spans.sort()
-    parts: list[str] = []
-    start = i = k = 0
-    while i < len(body):
-        while k < len(spans) and spans[k][1] <= i:
-            k += 1
-        if k < len(spans) and spans[k][0] <= i:
-            i = spans[k][1]
-            continue
-        if body[i] == ",":
-            parts.append(body[start:i].strip())
-            start = i + 1
-        i += 1
-    parts.append(body[start:].strip())
-    if any(re.search(r"\blambda\s+[^:\s]", p) for p in parts):
-        return None  # the commas of lambda parameters do not separate elements
-    return parts

@@ -29,6 +29,7 @@ ARGV: list[str] | None = None
 
 
 def cache_base() -> Path | None:
+    """acpgen's cache directory (stamps here, black's results in ``acpgen.format``)."""
     env = os.environ.get("ACPGEN_CACHE_DIR")
     if env == "":
         return None
