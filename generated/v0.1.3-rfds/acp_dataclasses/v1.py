@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 82847740036c363074f69535bda572bef7ab814cf8ed3c3f5995788c1d6095dc
+# input-hash: f77b55f3a60cb409149de1385d7517ce5323f8a1bd32b797b3bb4542cdb548ef
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations
@@ -70,6 +70,18 @@ class _Spec:
     def decode(self, value: Any) -> Any:
         raise NotImplementedError
 
+    def expr(self, c: _Compiler, v: str) -> str:
+        """A Python expression that decodes the variable ``v`` on the happy path; any
+        other value goes to ``decode``, which raises the exact error."""
+        return f"{c.const(self.decode)}({v})"
+
+    def dump_expr(self, c: _Compiler, v: str) -> str:
+        """A Python expression for the wire value of ``v``, a member of this spec."""
+        return f"dump({v})"
+
+    def entry_source(self, c: _Compiler, name: str) -> str:
+        return _lines(f"def {name}(value):", f"    return {self.expr(c, 'value')}")
+
 
 class _Scalar(_Spec):
     __slots__ = ("types", "name", "checks")
@@ -86,6 +98,16 @@ class _Scalar(_Spec):
             if not _CHECKS[check](value, bound):
                 raise ValidationError(f"{_CHECK_TEXT[check]} {bound!r}")
         return value
+
+    def expr(self, c: _Compiler, v: str) -> str:
+        if self.checks:
+            return super().expr(c, v)
+        test = " or ".join(f"type({v}) is {t.__name__}" for t in self.types)
+        return f"({v} if {test} else {c.const(self.decode)}({v}))"
+
+    def dump_expr(self, c: _Compiler, v: str) -> str:
+        test = " or ".join(f"type({v}) is {t.__name__}" for t in self.types)
+        return f"({v} if {test} else dump({v}))"
 
 
 _CHECKS: Final[dict[str, Callable[[Any, Any], bool]]] = {
@@ -116,6 +138,9 @@ class _AnySpec(_Spec):
     def decode(self, value: Any) -> Any:
         return value
 
+    def expr(self, c: _Compiler, v: str) -> str:
+        return v
+
 
 class _Null(_Spec):
     __slots__ = ()
@@ -124,6 +149,9 @@ class _Null(_Spec):
         if value is not None:
             raise ValidationError(f"expected null, got {_kind(value)}")
         return None
+
+    def expr(self, c: _Compiler, v: str) -> str:
+        return f"({v} if {v} is None else {c.const(self.decode)}({v}))"
 
 
 class _Lit(_Spec):
@@ -145,6 +173,23 @@ class _Lit(_Spec):
             + f", got {value!r}"
         )
 
+    def expr(self, c: _Compiler, v: str) -> str:
+        kinds = {type(known) for known in self.values}
+        if self.open is not None and kinds <= {self.open}:
+            test = f"type({v}) is {self.open.__name__}"
+        elif len(kinds) == 1 and kinds <= {str, int}:
+            known = c.const(frozenset(self.values))
+            test = f"type({v}) is {kinds.pop().__name__} and {v} in {known}"
+        else:
+            return super().expr(c, v)
+        return f"({v} if {test} else {c.const(self.decode)}({v}))"
+
+    def dump_expr(self, c: _Compiler, v: str) -> str:
+        kinds = {type(known) for known in self.values}
+        if len(kinds) == 1 and kinds <= {str, int}:
+            return f"({v} if type({v}) is {kinds.pop().__name__} else dump({v}))"
+        return super().dump_expr(c, v)
+
 
 class _Ref(_Spec):
     __slots__ = ("name", "target")
@@ -159,6 +204,12 @@ class _Ref(_Spec):
             target = self.target = _SPECS[self.name]
         return target.decode(value)
 
+    def expr(self, c: _Compiler, v: str) -> str:
+        return _SPECS[self.name].expr(c, v)
+
+    def dump_expr(self, c: _Compiler, v: str) -> str:
+        return _SPECS[self.name].dump_expr(c, v)
+
 
 class _Nullable(_Spec):
     __slots__ = ("inner",)
@@ -168,6 +219,12 @@ class _Nullable(_Spec):
 
     def decode(self, value: Any) -> Any:
         return None if value is None else self.inner.decode(value)
+
+    def expr(self, c: _Compiler, v: str) -> str:
+        return f"(None if {v} is None else {self.inner.expr(c, v)})"
+
+    def dump_expr(self, c: _Compiler, v: str) -> str:
+        return f"(None if {v} is None else {self.inner.dump_expr(c, v)})"
 
 
 class _List(_Spec):
@@ -202,6 +259,24 @@ class _List(_Spec):
             raise ValidationError(f"expected at most {self.max_items} items")
         return out
 
+    def expr(self, c: _Compiler, v: str) -> str:
+        if self.min_items is not None or self.max_items is not None:
+            return super().expr(c, v)
+        return f"{c.function(self)}({v})"
+
+    def decode_source(self, c: _Compiler, name: str) -> str:
+        item = self.item.expr(c, "x")
+        build = "list(value)" if item == "x" else f"[{item} for x in value]"
+        return _lines(
+            f"def {name}(value):",
+            "    if type(value) is list:",
+            "        try:",
+            f"            return {build}",
+            "        except ValidationError:",
+            "            pass",
+            f"    return {c.const(self.decode)}(value)",
+        )
+
 
 class _Map(_Spec):
     __slots__ = ("values",)
@@ -219,6 +294,24 @@ class _Map(_Spec):
             except ValidationError as exc:
                 raise exc.at(key) from None
         return out
+
+    def expr(self, c: _Compiler, v: str) -> str:
+        item = self.values.expr(c, "x")
+        if item == "x":
+            return f"(dict({v}) if type({v}) is dict else {c.const(self.decode)}({v}))"
+        return f"{c.function(self)}({v})"
+
+    def decode_source(self, c: _Compiler, name: str) -> str:
+        item = self.values.expr(c, "x")
+        return _lines(
+            f"def {name}(value):",
+            "    if type(value) is dict:",
+            "        try:",
+            "            return {k: %s for k, x in value.items()}" % item,
+            "        except ValidationError:",
+            "            pass",
+            f"    return {c.const(self.decode)}(value)",
+        )
 
 
 class _Tuple(_Spec):
@@ -306,7 +399,7 @@ class _F:
 
 
 class _Obj(_Spec):
-    __slots__ = ("cls", "fields", "wires", "extra", "shapes")
+    __slots__ = ("cls", "fields", "wires", "extra", "shapes", "fn", "enc")
 
     def __init__(
         self,
@@ -320,9 +413,74 @@ class _Obj(_Spec):
         self.wires = frozenset(f.wire for f in fields)
         self.extra = extra
         self.shapes = shapes
+        self.fn: Callable[[Any], Any] | None = None
+        self.enc: Callable[[Any], dict[str, Any]] | None = None
         _CLASS_SPECS[cls] = self
 
     def decode(self, value: Any) -> Any:
+        fn = self.fn
+        if fn is None:
+            fn = self.fn = _COMPILER.compile(self)
+        return fn(value)
+
+    def expr(self, c: _Compiler, v: str) -> str:
+        return f"{c.function(self)}({v})"
+
+    def decode_source(self, c: _Compiler, name: str) -> str:
+        slow = c.const(self.interpret)
+        out = [
+            f"def {name}(value):",
+            "    if type(value) is not dict:",
+            f"        return {slow}(value)",
+            f"    o = _new({c.const(self.cls)})",
+            "    get = value.get",
+            "    n = 0",
+            "    try:",
+        ]
+        for f in self.fields:
+            if f.required:
+                absent = f"return {slow}(value)"
+            elif f.factory is not None:
+                absent = f"o.{f.attr} = {c.const(f.factory)}()"
+            elif f.default is None or type(f.default) is bool:
+                absent = f"o.{f.attr} = {f.default!r}"
+            else:
+                absent = f"o.{f.attr} = {c.const(f.default)}"
+            out += [
+                f"        v = get({f.wire!r}, _MISSING)",
+                "        if v is _MISSING:",
+                f"            {absent}",
+                "        else:",
+                "            n += 1",
+                f"            o.{f.attr} = {f.spec.expr(c, 'v')}",
+            ]
+        out += ["    except ValidationError:", f"        return {slow}(value)"]
+        if self.shapes:
+            test = " or ".join(
+                "(" + " and ".join(f"{w!r} in value" for w in shape) + ")"
+                for shape in self.shapes
+            )
+            out += [f"    if not ({test}):", f"        return {slow}(value)"]
+        out += [
+            "    if n == len(value):",
+            "        o._extra = {}",
+            "        o._present = frozenset(value)",
+            "    else:",
+        ]
+        if self.extra == "allow":
+            wires = c.const(self.wires)
+            out += [
+                "        extra = {k: x for k, x in value.items() if k not in %s}"
+                % wires,
+                "        o._extra = extra",
+                "        o._present = frozenset(value).difference(extra)",
+            ]
+        else:
+            out.append(f"        return {slow}(value)")
+        out.append("    return o")
+        return _lines(*out)
+
+    def interpret(self, value: Any) -> Any:
         if type(value) is not dict:
             raise ValidationError(f"expected object, got {_kind(value)}")
         kwargs = {}
@@ -364,6 +522,36 @@ class _Obj(_Spec):
         return obj
 
     def encode(self, obj: Any) -> dict[str, Any]:
+        fn = self.enc
+        if fn is None:
+            fn = self.enc = _COMPILER.compile(self, "encode")
+        return fn(obj)
+
+    def encode_source(self, c: _Compiler, name: str) -> str:
+        out = [f"def {name}(obj):", "    present = obj._present", "    out = {}"]
+        for f in self.fields:
+            value = f.spec.dump_expr(c, "v")
+            out.append(f"    v = obj.{f.attr}")
+            if f.always:
+                out.append(f"    out[{f.wire!r}] = {value}")
+                continue
+            unset = f.make_default()
+            if unset is None:
+                test = "v is not None"
+            else:
+                test = f"v != {c.const(unset)}"
+            out += [
+                f"    if {f.wire!r} in present or {test}:",
+                f"        out[{f.wire!r}] = {value}",
+            ]
+        out += [
+            "    if obj._extra:",
+            "        out.update(obj._extra)",
+            "    return out",
+        ]
+        return _lines(*out)
+
+    def interpret_encode(self, obj: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
         present = obj._present
         for f in self.fields:
@@ -379,7 +567,7 @@ class _Tagged(_Spec):
     rejected); an unknown string tag -> the open fallback, which keeps the whole
     payload; no tag -> the untagged default variant."""
 
-    __slots__ = ("tag", "choices", "default", "fallback", "resolved")
+    __slots__ = ("tag", "choices", "default", "fallback", "resolved", "fn")
 
     def __init__(
         self,
@@ -393,8 +581,31 @@ class _Tagged(_Spec):
         self.default = default
         self.fallback = fallback
         self.resolved: dict[Any, _Spec] | None = None
+        self.fn: Callable[[Any], Any] | None = None
 
     def decode(self, value: Any) -> Any:
+        fn = self.fn
+        if fn is None:
+            fn = self.fn = _COMPILER.compile(self)
+        return fn(value)
+
+    def expr(self, c: _Compiler, v: str) -> str:
+        return f"{c.function(self)}({v})"
+
+    def decode_source(self, c: _Compiler, name: str) -> str:
+        choices = {k: c.compile(_SPECS[v]) for k, v in self.choices.items()}
+        return _lines(
+            f"def {name}(value):",
+            "    if type(value) is dict:",
+            f"        found = value.get({self.tag!r}, _MISSING)",
+            "        if type(found) is str or type(found) is int:",
+            f"            fn = {c.const(choices)}.get(found)",
+            "            if fn is not None:",
+            "                return fn(value)",
+            f"    return {c.const(self.interpret)}(value)",
+        )
+
+    def interpret(self, value: Any) -> Any:
         if type(value) is not dict:
             raise ValidationError(f"expected object, got {_kind(value)}")
         resolved = self.resolved
@@ -413,8 +624,64 @@ class _Tagged(_Spec):
         raise ValidationError(f"expected one of {expected}, got {found!r}").at(self.tag)
 
 
+def _lines(*lines: str) -> str:
+    return "\n".join(lines) + "\n"
+
+
+class _Compiler:
+    """Turns specs into Python functions on first use, as ``dataclasses`` writes
+    ``__init__``: one function per object, tagged union, list and map, with members
+    and scalar checks inlined. Only the happy path is compiled: a missing or invalid
+    member, an unknown tag, leniency or an unknown member the spec does not allow send
+    the whole value to the spec's interpreter, which raises the exact error (with its
+    path) or applies the fallback. Decoding has no side effects, so running it again
+    is safe."""
+
+    def __init__(self) -> None:
+        self.ns: dict[str, Any] = {
+            "ValidationError": ValidationError,
+            "_MISSING": _MISSING,
+            "_new": object.__new__,
+        }
+        self.names: dict[tuple[int, str], str] = {}
+
+    def const(self, value: Any) -> str:
+        name = f"_k{len(self.ns)}"
+        self.ns[name] = value
+        return name
+
+    def function(self, spec: _Spec, kind: str = "decode") -> str:
+        """The global name of ``spec``'s ``kind`` function; compiled when first called."""
+        key = (id(spec), kind)
+        name = self.names.get(key)
+        if name is None:
+            name = self.names[key] = f"_{kind[0]}{len(self.names)}"
+
+            def first(value: Any) -> Any:
+                return self.compile(spec, kind)(value)
+
+            self.ns[name] = first
+        return name
+
+    def compile(self, spec: _Spec, kind: str = "decode") -> Callable[[Any], Any]:
+        name = self.function(spec, kind)
+        fn = self.ns[name]
+        if fn.__name__ != name:
+            self.ns.setdefault("dump", dump)
+            exec(getattr(spec, kind + "_source")(self, name), self.ns)
+            fn = self.ns[name]
+        return fn  # type: ignore[no-any-return]
+
+    def entry(self, spec: _Spec) -> Callable[[Any], Any]:
+        """A function decoding a whole value as ``spec`` (what ``load`` calls)."""
+        kind = "decode" if isinstance(spec, (_Obj, _Tagged)) else "entry"
+        return self.compile(spec, kind)
+
+
+_COMPILER: Final = _Compiler()
 _SPECS: dict[str, _Spec] = {}
 _CLASS_SPECS: dict[type, _Obj] = {}
+_LOADERS: dict[Any, Callable[[Any], Any]] = {}
 _STR: Final = _Scalar((str,), "string")
 _INT: Final = _Scalar((int,), "integer")
 _FLOAT: Final = _Scalar((int, float), "number")
@@ -448,9 +715,16 @@ def load(tp: Any, data: Any) -> Any:
     """Validate ``data`` (parsed JSON) as ``tp`` (any exported name) and build it.
 
     Raises :class:`ValidationError` (with the member's path) when it does not match."""
-    spec = _spec_of(tp)
     try:
-        return spec.decode(data)
+        fn = _LOADERS[tp]
+    except (KeyError, TypeError):  # not loaded yet, or an unhashable typing object
+        fn = _COMPILER.entry(_spec_of(tp))
+        try:
+            _LOADERS[tp] = fn
+        except TypeError:
+            pass
+    try:
+        return fn(data)
     except ValidationError as exc:
         raise exc.at(_label(tp)) from None
 
