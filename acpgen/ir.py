@@ -359,6 +359,42 @@ class Protocol:
         return self.tree if self.stability == "stable" else f"{self.tree}-unstable"
 
 
+@dataclass(frozen=True, slots=True)
+class NestedVariant:
+    """One inner variant of a variant whose payload is itself a tagged union (upstream v2
+    ``SessionUpdate`` ``state_update``: ``allOf: [{$ref: StateUpdate}]``, a union tagged by
+    ``state``). A value of the outer variant is exactly one of these: both tags, the
+    outer variant's own members and the inner variant's payload."""
+
+    key: str
+    union: TaggedUnionDef
+    variant: Variant
+    inner: TaggedUnionDef
+    inner_variant: Variant
+
+
+def nested_variants(union: TaggedUnionDef, variant: Variant, defs: Mapping[str, Def]) -> tuple[NestedVariant, ...]:
+    """The products of ``variant`` when its base is a tagged union, else ``()``; each keyed
+    ``<variant key>#<inner variant's key suffix>``."""
+    inner = defs.get(variant.base) if variant.base else None
+    if not isinstance(inner, TaggedUnionDef):
+        return ()
+    return tuple(
+        NestedVariant(f"{variant.key}#{iv.key.rpartition('#')[2]}", union, variant, inner, iv) for iv in inner.variants
+    )
+
+
+def all_nested_variants(protocol: "Protocol") -> tuple[NestedVariant, ...]:
+    defs = protocol.def_map()
+    return tuple(
+        n
+        for d in protocol.defs
+        if isinstance(d, TaggedUnionDef)
+        for v in d.variants
+        for n in nested_variants(d, v, defs)
+    )
+
+
 # --------------------------------------------------------------------------- JSON dump
 
 

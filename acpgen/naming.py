@@ -6,7 +6,9 @@
   variant from its title (``other`` -> ``OtherContentBlock``). When that name is
   already the name of the variant's own payload def (upstream's
   ``RunningStateUpdate`` for ``StateUpdate`` ``running``), the tagged form is
-  ``RunningStateUpdateVariant``.
+  ``RunningStateUpdateVariant``. A variant whose payload is itself a tagged union
+  is one class per inner variant, named with the inner variant's prefix
+  (``running`` of ``state_update`` -> ``RunningStateUpdateSessionUpdate``).
 * A node lifted out of an inline schema is named from its parent and the
   property, title or distinguishing properties that led to it.
 * Attributes are snake_case with the wire name kept as an alias; keywords,
@@ -107,7 +109,20 @@ def snake(text: str) -> str:
     return "_".join(w.lower() for w in words)
 
 
-def class_name(key: str, protocol_defs: Mapping[str, ir.Def], variants: Mapping[str, ir.Variant]) -> str:
+def class_name(
+    key: str,
+    protocol_defs: Mapping[str, ir.Def],
+    variants: Mapping[str, ir.Variant],
+    nested: Mapping[str, ir.NestedVariant] | None = None,
+) -> str:
+    if nested and key in nested:
+        # one inner variant of a variant whose payload is a tagged union: the inner
+        # variant's prefix on the outer variant's name (`running` of `state_update` in
+        # `SessionUpdate` -> RunningStateUpdateSessionUpdate)
+        n = nested[key]
+        iv = n.inner_variant
+        prefix = str(iv.tag_value) if iv.kind == "tagged" else (iv.title or ("other" if iv.kind == "fallback" else iv.base or "default"))
+        return pascal(prefix) + class_name(n.variant.key, protocol_defs, variants)
     if key in variants:
         union, _, rest = key.rpartition("#")
         v = variants[key]
@@ -169,6 +184,13 @@ def class_fields(protocol: ir.Protocol) -> dict[str, list[ir.Field]]:
                 fs = [*(object_fields(v.base) if v.base else []), *d.shared_fields, *v.fields]
                 fs += [f for m in v.mixins for f in _mixin_fields(m)]
                 out[v.key] = fs
+    for n in ir.all_nested_variants(protocol):
+        # the inner variant's members (its tag is the inner class's), then the outer variant's
+        iv = n.inner_variant
+        inner = [*(object_fields(iv.base) if iv.base else []), *n.inner.shared_fields, *iv.fields]
+        inner += [f for m in iv.mixins for f in _mixin_fields(m)]
+        own = [*n.union.shared_fields, *n.variant.fields, *(f for m in n.variant.mixins for f in _mixin_fields(m))]
+        out[n.key] = inner + own
     return out
 
 
@@ -182,12 +204,14 @@ def decide(
     variants = {v.key: v for d in protocol.defs if isinstance(d, ir.TaggedUnionDef) for v in d.variants}
     origins: dict[str, ir.Origin] = {d.key: d.origin for d in protocol.defs}
     origins.update({k: v.origin for k, v in variants.items()})
+    nested = {n.key: n for n in ir.all_nested_variants(protocol)}
+    origins.update({k: n.variant.origin for k, n in nested.items()})
 
     problems: list[Diagnostic] = []
     types: dict[str, str] = {}
     for key in sorted(origins):
         ov = overrides.get(key)
-        name = ov.name if ov else class_name(key, defs, variants)
+        name = ov.name if ov else class_name(key, defs, variants, nested)
         types[key] = name
 
     by_name: dict[str, list[str]] = {}
@@ -214,7 +238,7 @@ def decide(
 
     attrs: dict[tuple[str, str], str] = {}
     for owner, fields in sorted(class_fields(protocol).items()):
-        tag = _tag_of(owner, defs, variants)
+        tag = nested[owner].union.tag if owner in nested else _tag_of(owner, defs, variants)
         wires = [f.wire_name for f in fields] + ([tag] if tag else [])
         for wire in wires:
             ov = overrides.get(f"{owner}.{wire}")
@@ -253,5 +277,6 @@ def unused_overrides(overrides: Mapping[str, Override], protocols: Iterable[ir.P
     for p in protocols:
         used.update(d.key for d in p.defs)
         used.update(v.key for d in p.defs if isinstance(d, ir.TaggedUnionDef) for v in d.variants)
+        used.update(n.key for n in ir.all_nested_variants(p))
         used.update(f"{o}.{f.wire_name}" for o, fs in class_fields(p).items() for f in fs)
     return sorted(k for k in overrides if k not in used)

@@ -73,6 +73,31 @@ def test_variant_named_like_its_payload_gets_variant_suffix(tmp_path: Path) -> N
     assert names.type("StateUpdate#running") == "RunningStateUpdateVariant"
 
 
+def test_nested_variants_named_from_both_tags() -> None:
+    """A variant whose payload is a tagged union: one class per inner variant, the inner
+    prefix on the outer variant's name; the members of each get attribute names."""
+    p = protocol(SCHEMAS / "nested_union.json")
+    names = decide(p)
+    assert names.type("Update#state") == "StateUpdate"
+    assert names.type("Update#state#running") == "RunningStateUpdate"
+    assert names.type("Update#state#idle") == "IdleStateUpdate"
+    assert names.type("Update#state#fallback") == "OtherStateUpdate"
+    assert names.attr("Update#state#running", "task") == "task"
+    assert names.attr("Update#state#running", "kind") == "kind"
+    assert [n.key for n in ir.all_nested_variants(p)] == ["Update#state#running", "Update#state#idle", "Update#state#fallback"]
+
+
+def test_nested_variant_clash_points_at_both(tmp_path: Path) -> None:
+    schema = json.loads((SCHEMAS / "nested_union.json").read_text())
+    schema["$defs"]["RunningStateUpdate"] = {"type": "object", "properties": {}}
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(schema))
+    with pytest.raises(AcpgenError) as exc:
+        decide(protocol(path))
+    (d,) = exc.value.diagnostics
+    assert "'RunningStateUpdate'" in d.message and "/$defs/RunningStateUpdate" in d.message and "/$defs/Update/oneOf/1" in d.message
+
+
 def test_clash_is_an_error_naming_both_sources(tmp_path: Path) -> None:
     schema = {
         "$defs": {

@@ -38,6 +38,8 @@ def roundtrip(style: str, m: ModuleType, tp: Any, data: Any) -> tuple[Any, Any]:
         return value, m.dump(value)
     ta = TypeAdapter(tp)
     value = ta.validate_json(json.dumps(data))
+    if style == "pydantic":
+        return value, ta.dump_python(value, mode="json", by_alias=True, exclude_unset=True)
     return value, ta.dump_python(value, mode="json")
 
 
@@ -160,3 +162,33 @@ print("ok")
 """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.stdout.strip() == "ok", result.stderr
+
+
+@pytest.mark.parametrize("style", ("pydantic", *STYLES))
+def test_variant_whose_payload_is_a_tagged_union(style: str, root: Path) -> None:
+    """upstream v2 ``SessionUpdate`` ``state_update``: ``allOf: [{$ref: StateUpdate}]``,
+    itself a union tagged by ``state``. The variant is one class per inner variant, each
+    carrying both tags; the inner tag is required and checked, its open fallback kept."""
+    m = module(root, "nested_union.json", style)
+    for data in (
+        {"update": {"kind": "state", "state": "running", "task": "build"}},
+        {"update": {"kind": "state", "state": "idle", "_meta": {"k": 1}}},
+        {"update": {"kind": "state", "state": "_paused", "why": [1]}},
+        {"update": {"kind": "message", "text": "hi"}},
+    ):
+        value, back = roundtrip(style, m, m.Notification, data)
+        assert back == data
+    value, _ = roundtrip(style, m, m.Update, {"kind": "state", "state": "running", "task": "t"})
+    if style != "typeddict":
+        assert type(value).__name__ == "RunningStateUpdate"
+        assert (value.kind, value.state, value.task) == ("state", "running", "t")
+        fallback, _ = roundtrip(style, m, m.Update, {"kind": "state", "state": "_x"})
+        assert type(fallback).__name__ == "OtherStateUpdate" and fallback.state == "_x"
+    for bad in (
+        {"kind": "state"},
+        {"kind": "state", "state": None},
+        {"kind": "state", "state": 3},
+        {"kind": "state", "state": "running"},
+        {"kind": "state", "state": "running", "task": 1},
+    ):
+        rejects(style, m, m.Update, bad)

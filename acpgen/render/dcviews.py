@@ -19,6 +19,7 @@ from acpgen.render.pyviews import (
     method_views,
     ordered_aliases,
     ordered_classes,
+    variant_is_base,
 )
 
 
@@ -118,6 +119,9 @@ class _Builder:
         self.alias_specs: dict[str, str] = {}
         #: full member list (wire -> (field, optional)) per class, inherited members included
         self.members: dict[str, dict[str, tuple[ir.Field, bool]]] = {}
+        self.unions_done: set[str] = set()
+        #: the tag members' specs per class, inherited like the members
+        self.tag_specs: dict[str, list[str]] = {}
 
     # -- members ----------------------------------------------------------------------
     def default(self, f: ir.Field) -> tuple[str, str] | None:
@@ -177,8 +181,9 @@ class _Builder:
         shapes: tuple[tuple[str, ...], ...],
         extra: object,
         tag: tuple[str, str | int | None] | None = None,
+        name: str | None = None,
     ) -> str:
-        name = self.names.type(key)
+        name = name or self.names.type(key)
         inherited = dict(self.members.get(base, {})) if base else {}
         members = dict(inherited)
         views: list[DCFieldView] = []
@@ -186,18 +191,20 @@ class _Builder:
             members[f.wire_name] = (f, optional)
             views.append(self.field_view(key, f, optional))
         specs = [self.field_spec(key, f, optional) for f, optional in members.values()]
+        tag_specs = list(self.tag_specs.get(base, [])) if base else []
         if tag is not None:
             wire, value = tag
             attr = self.names.attr(key, wire)
             if value is None:  # open fallback: any string tag, kept as received
                 views.append(DCFieldView(attr, "str", "", None))
-                specs.append(f"_F({py_literal(attr)}, {py_literal(wire)}, _STR, required=True)")
+                tag_specs.append(f"_F({py_literal(attr)}, {py_literal(wire)}, _STR, required=True)")
             else:
                 views.append(DCFieldView(attr, f"Literal[{py_literal(value)}]", py_literal(value), None))
-                specs.append(f"_F({py_literal(attr)}, {py_literal(wire)}, _Lit(({py_literal(value)},)), required=True)")
+                tag_specs.append(f"_F({py_literal(attr)}, {py_literal(wire)}, _Lit(({py_literal(value)},)), required=True)")
         self.members[key] = members
+        self.tag_specs[key] = tag_specs
         extra_spec = py_literal(extra) if isinstance(extra, str) else spec_expr(extra, self.names)  # type: ignore[arg-type]
-        spec = f"_Obj({name}, {py_tuple(specs)}, extra={extra_spec}, shapes={py_literal(tuple(shapes))})"
+        spec = f"_Obj({name}, {py_tuple(specs + tag_specs)}, extra={extra_spec}, shapes={py_literal(tuple(shapes))})"
         self.classes[name] = DCClassView(name, self.names.type(base) if base else "AcpObject", doc, tuple(views), spec)
         if base:
             self.bases[name] = self.names.type(base)
@@ -211,39 +218,69 @@ class _Builder:
         self.add_class(d.key, None, d.description, own, shapes, d.extra)
 
     def add_tagged(self, d: ir.TaggedUnionDef) -> None:
-        choices: list[str] = []
-        members: list[str] = []
-        default = fallback = None
+        if d.key in self.unions_done:
+            return
+        self.unions_done.add(d.key)
+        members: list[tuple[ir.Variant, str]] = []
+        deps: set[str] = set()
         for v in d.variants:
-            if v.kind == "default" and v.base is not None and not v.fields and not v.mixins and not d.shared_fields:
-                default = self.names.type(v.base)
-                members.append(default)
+            if variant_is_base(d, v):
+                members.append((v, self.names.type(v.base)))  # type: ignore[arg-type]
                 continue
-            base = v.base if v.base and isinstance(self.defs.get(v.base), ir.ObjectDef) else None
-            own = [(f, False) for f in d.shared_fields + v.fields]
-            mixed, shapes = self.mixin_members(v.mixins)
-            own += [(f, True) for f in mixed]
-            base_def = self.defs.get(base) if base else None
-            if isinstance(base_def, ir.ObjectDef):
-                _, base_shapes = self.mixin_members(base_def.mixins)
-                shapes = base_shapes + shapes
-            extra = base_def.extra if isinstance(base_def, ir.ObjectDef) else "allow"
-            tag = None if v.kind == "default" else (d.tag, v.tag_value if v.kind == "tagged" else None)
-            doc = v.description or (f"The ``{v.tag_value}`` variant of :data:`{self.names.type(d.key)}`." if v.kind == "tagged" else None)
-            name = self.add_class(v.key, base, doc, own, shapes, extra, tag)
-            members.append(name)
-            if v.kind == "tagged":
-                choices.append(f"{py_literal(v.tag_value)}: {py_literal(name)}")
-            elif v.kind == "default":
-                default = name
+            products = ir.nested_variants(d, v, self.defs)
+            if products:
+                name = self.add_nested(products)
+                deps.add(name)
             else:
-                fallback = name
-        union = self.names.type(d.key)
-        self.aliases[union] = (AliasView(union, " | ".join(dict.fromkeys(members)), d.description), set())
-        self.alias_specs[union] = (
+                base = v.base if v.base and isinstance(self.defs.get(v.base), ir.ObjectDef) else None
+                name = self.add_variant(d, v, self.names.type(v.key), base, v.description)
+            members.append((v, name))
+        self.add_union(self.names.type(d.key), d, members, d.description, deps)
+
+    def add_union(self, name: str, d: ir.TaggedUnionDef, members: list[tuple[ir.Variant, str]], doc: str | None, deps: set[str]) -> None:
+        """The alias and the ``_Tagged`` spec of union ``d`` over its members' classes."""
+        choices = [f"{py_literal(v.tag_value)}: {py_literal(n)}" for v, n in members if v.kind == "tagged"]
+        default = next((n for v, n in members if v.kind == "default"), None)
+        fallback = next((n for v, n in members if v.kind == "fallback"), None)
+        self.aliases[name] = (AliasView(name, " | ".join(dict.fromkeys(n for _, n in members)), doc), deps)
+        self.alias_specs[name] = (
             f"_Tagged({py_literal(d.tag)}, {{{', '.join(choices)}}}, "
             f"default={py_literal(default)}, fallback={py_literal(fallback)})"
         )
+
+    def add_variant(
+        self, d: ir.TaggedUnionDef, v: ir.Variant, name: str, base: str | None, doc: str | None, key: str | None = None
+    ) -> str:
+        """The class of variant ``v`` of ``d`` (on ``base``'s members when it has one);
+        ``key`` is a nested variant's own key, when the class is one."""
+        own = [(f, False) for f in d.shared_fields + v.fields]
+        mixed, shapes = self.mixin_members(v.mixins)
+        own += [(f, True) for f in mixed]
+        base_def = self.defs.get(base) if base else None
+        if isinstance(base_def, ir.ObjectDef):
+            _, base_shapes = self.mixin_members(base_def.mixins)
+            shapes = base_shapes + shapes
+        extra = base_def.extra if isinstance(base_def, ir.ObjectDef) else "allow"
+        tag = None if v.kind == "default" else (d.tag, v.tag_value if v.kind == "tagged" else None)
+        doc = doc or (f"The ``{v.tag_value}`` variant of :data:`{self.names.type(d.key)}`." if v.kind == "tagged" else None)
+        return self.add_class(key or v.key, base, doc, own, shapes, extra, tag, name)
+
+    def add_nested(self, products: tuple[ir.NestedVariant, ...]) -> str:
+        """A variant whose payload is a tagged union: one class per inner variant (that
+        variant's class plus the outer tag and members), and the variant's name for their
+        union, dispatched on the inner tag."""
+        inner = products[0].inner
+        if inner.key not in self.unions_done:  # its variant classes are the products' bases
+            self.add_tagged(inner)
+        members: list[tuple[ir.Variant, str]] = []
+        for n in products:
+            iv = n.inner_variant
+            base = iv.base if variant_is_base(inner, iv) else iv.key
+            doc = iv.description or n.variant.description
+            members.append((iv, self.add_variant(n.union, n.variant, self.names.type(n.key), base, doc, key=n.key)))
+        alias = self.names.type(products[0].variant.key)
+        self.add_union(alias, inner, members, products[0].variant.description, set())
+        return alias
 
     def add_alias(self, key: str, expr: str, spec: str, doc: str | None, deps: set[str]) -> None:
         name = self.names.type(key)

@@ -111,10 +111,6 @@ class _Builder(AliasBuilder):
         self.bases: dict[str, str] = {}
         self.aliases: dict[str, tuple[AliasView, set[str]]] = {}
 
-    # a union member that needs no class of its own is its base class
-    def variant_is_base(self, union: ir.TaggedUnionDef, v: ir.Variant) -> bool:
-        return v.kind == "default" and v.base is not None and not v.fields and not v.mixins and not union.shared_fields
-
     def member_name(self, key: str) -> str:
         return self.names.type(key)
 
@@ -206,42 +202,74 @@ class _Builder(AliasBuilder):
 
     def add_tagged(self, d: ir.TaggedUnionDef) -> None:
         members: list[str] = []
+        nested_aliases: set[str] = set()
         for v in d.variants:
-            if self.variant_is_base(d, v):
+            if variant_is_base(d, v):
                 members.append(self.names.type(v.base))  # type: ignore[arg-type]
+                continue
+            products = ir.nested_variants(d, v, self.defs)
+            if products:
+                members.append(self.add_nested(products))
+                nested_aliases.add(members[-1])
                 continue
             name = self.names.type(v.key)
             base = self.names.type(v.base) if v.base and isinstance(self.defs.get(v.base), ir.ObjectDef) else "AcpBaseModel"
-            fields = [self.field(v.key, f) for f in d.shared_fields]
-            fields += [self.field(v.key, f) for f in v.fields]
-            mixed, shapes, titles = self.mixin_fields(v.key, v.mixins)
-            if v.kind != "default":
-                fields.append(self.tag_field(v.key, d.tag, v.tag_value))
-            doc = v.description or (f"The ``{v.tag_value}`` variant of :data:`{self.names.type(d.key)}`." if v.kind == "tagged" else None)
-            self.classes[name] = ClassView(name, base, doc, tuple(fields + mixed), None, None, shapes, titles)
-            if base != "AcpBaseModel":
-                self.bases[name] = base
+            self.add_variant_class(d, v, name, base, v.description)
             members.append(name)
         name = self.names.type(d.key)
-        if all(v.kind == "tagged" for v in d.variants):
-            tag_attr = self.names.attr(d.variants[0].key, d.tag)
-            expr = f"Annotated[{' | '.join(members)}, Field(discriminator={py_literal(tag_attr)})]"
-            if len(members) == 1:
-                expr = members[0]
-        else:
-            attr = next(self.names.attr(v.key, d.tag) for v in d.variants if v.kind != "default")
-            tagged = []
-            for v, member in zip(d.variants, members):
-                tag_id = str(v.tag_value) if v.kind == "tagged" else f"<{v.kind}>"
-                tagged.append(f"Annotated[{member}, Tag({py_literal(tag_id)})]")
-            known = ", ".join(py_literal(v.tag_value) for v in d.tagged)
-            router = (
-                f"_route({py_literal(d.tag)}, {py_literal(attr)}, frozenset({{{known}}}), "
-                f"default={d.default_variant is not None}, fallback={d.open})"
-            )
-            expr = f"Annotated[Union[{', '.join(tagged)}], Discriminator({router})]"
-        self.aliases[name] = (AliasView(name, expr, d.description), set())
+        expr = self.union_of(d, members, routed=bool(nested_aliases))
+        self.aliases[name] = (AliasView(name, expr, d.description), nested_aliases)
 
+    def add_variant_class(self, d: ir.TaggedUnionDef, v: ir.Variant, name: str, base: str, doc: str | None) -> None:
+        """A class for variant ``v`` of ``d``: shared and own members, mixins, its tag."""
+        fields = [self.field(v.key, f) for f in d.shared_fields]
+        fields += [self.field(v.key, f) for f in v.fields]
+        mixed, shapes, titles = self.mixin_fields(v.key, v.mixins)
+        if v.kind != "default":
+            fields.append(self.tag_field(v.key, d.tag, v.tag_value))
+        doc = doc or (f"The ``{v.tag_value}`` variant of :data:`{self.names.type(d.key)}`." if v.kind == "tagged" else None)
+        self.classes[name] = ClassView(name, base, doc, tuple(fields + mixed), None, None, shapes, titles)
+        if base != "AcpBaseModel":
+            self.bases[name] = base
+
+    def add_nested(self, products: tuple[ir.NestedVariant, ...]) -> str:
+        """A variant whose payload is a tagged union: one class per inner variant (that
+        variant's class plus the outer tag and members), and the variant's name for their
+        union, dispatched on the inner tag."""
+        inner = products[0].inner
+        members = []
+        for n in products:
+            iv = n.inner_variant
+            base = self.names.type(iv.base if variant_is_base(inner, iv) else iv.key)  # type: ignore[arg-type]
+            name = self.names.type(n.key)
+            self.add_variant_class(n.union, n.variant, name, base, iv.description or n.variant.description)
+            members.append(name)
+        alias = self.names.type(products[0].variant.key)
+        expr = self.union_of(inner, members, routed=True)
+        self.aliases[alias] = (AliasView(alias, expr, products[0].variant.description), set())
+        return alias
+
+    def union_of(self, d: ir.TaggedUnionDef, members: list[str], routed: bool) -> str:
+        """The annotation of tagged union ``d`` over its member types (one per variant):
+        pydantic's own discriminator when every variant is tagged by a literal, else a
+        route that also knows the untagged default and the open fallback (and that a
+        nested union can sit under)."""
+        if all(v.kind == "tagged" for v in d.variants) and not routed:
+            if len(members) == 1:
+                return members[0]
+            tag_attr = self.names.attr(d.variants[0].key, d.tag)
+            return f"Annotated[{' | '.join(members)}, Field(discriminator={py_literal(tag_attr)})]"
+        attr = next(self.names.attr(v.key, d.tag) for v in d.variants if v.kind != "default")
+        tagged = []
+        for v, member in zip(d.variants, members):
+            tag_id = str(v.tag_value) if v.kind == "tagged" else f"<{v.kind}>"
+            tagged.append(f"Annotated[{member}, Tag({py_literal(tag_id)})]")
+        known = ", ".join(py_literal(v.tag_value) for v in d.tagged)
+        router = (
+            f"_route({py_literal(d.tag)}, {py_literal(attr)}, frozenset({{{known}}}), "
+            f"default={d.default_variant is not None}, fallback={d.open})"
+        )
+        return f"Annotated[Union[{', '.join(tagged)}], Discriminator({router})]"
 
     # -- ordering ---------------------------------------------------------------------
     def ordered_classes(self) -> tuple[ClassView, ...]:
@@ -292,6 +320,11 @@ def ordered_aliases(aliases: dict[str, tuple[_A, set[str]]]) -> tuple[_A, ...]:
     for name in sorted(aliases):
         visit(name)
     return tuple(out)
+
+
+def variant_is_base(union: ir.TaggedUnionDef, v: ir.Variant) -> bool:
+    """A union member that needs no class of its own: it is its (untagged) base class."""
+    return v.kind == "default" and v.base is not None and not v.fields and not v.mixins and not union.shared_fields
 
 
 def flatten_mixins(defs: dict[str, ir.Def], mixins: tuple[ir.Mixin, ...]) -> tuple[list[ir.Field], tuple[tuple[str, ...], ...]]:

@@ -9,7 +9,7 @@ the same semantics as the Pydantic style, while importing the module needs only
 from __future__ import annotations
 
 import keyword
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from acpgen import ir
 from acpgen.layout import py_str
@@ -22,6 +22,7 @@ from acpgen.render.pyviews import (
     flatten_mixins,
     method_views,
     ordered_aliases,
+    variant_is_base,
 )
 
 
@@ -111,37 +112,67 @@ class _Builder(AliasBuilder):
         mixed, shapes = self.mixin_keys(d.mixins)
         self.add_class(self.names.type(d.key), d.description, keys + mixed, shapes, d.extra)
 
+    def variant_keys(self, d: ir.TaggedUnionDef, v: ir.Variant) -> tuple[list[KeyView], tuple[tuple[str, ...], ...], object]:
+        """Every key of variant ``v`` of ``d`` (its base's, shared, own, mixins', its tag),
+        the member shapes it must match, and what it does with unknown keys."""
+        base = self.defs.get(v.base) if v.base else None
+        keys: list[KeyView] = []
+        shapes: tuple[tuple[str, ...], ...] = ()
+        extra: object = "allow"
+        if isinstance(base, ir.ObjectDef):
+            keys += self.fields_of(base.fields)
+            base_mixed, shapes = self.mixin_keys(base.mixins)
+            keys += base_mixed
+            extra = base.extra
+        keys += self.fields_of(d.shared_fields) + self.fields_of(v.fields)
+        mixed, own_shapes = self.mixin_keys(v.mixins)
+        keys += mixed
+        if v.kind != "default":
+            tag_ann = f"Literal[{py_literal(v.tag_value)}]" if v.kind == "tagged" else "str"
+            keys.append(KeyView(d.tag, py_str(tag_ann), True, None))
+        return keys, shapes + own_shapes, extra
+
     def add_tagged(self, d: ir.TaggedUnionDef) -> None:
         choices: list[tuple[str, str]] = []
+        nested: set[str] = set()
         for v in d.variants:
-            base = self.defs.get(v.base) if v.base else None
-            if v.kind == "default" and v.base is not None and not v.fields and not v.mixins and not d.shared_fields:
-                choices.append(("<default>", self.names.type(v.base)))
+            tag_id = str(v.tag_value) if v.kind == "tagged" else f"<{v.kind}>"
+            if variant_is_base(d, v):
+                choices.append(("<default>", self.names.type(v.base)))  # type: ignore[arg-type]
                 continue
-            keys: list[KeyView] = []
-            shapes: tuple[tuple[str, ...], ...] = ()
-            extra: object = "allow"
-            if isinstance(base, ir.ObjectDef):
-                keys += self.fields_of(base.fields)
-                base_mixed, shapes = self.mixin_keys(base.mixins)
-                keys += base_mixed
-                extra = base.extra
-            keys += self.fields_of(d.shared_fields) + self.fields_of(v.fields)
-            mixed, own_shapes = self.mixin_keys(v.mixins)
-            keys += mixed
-            if v.kind != "default":
-                tag_ann = f"Literal[{py_literal(v.tag_value)}]" if v.kind == "tagged" else "str"
-                keys.append(KeyView(d.tag, py_str(tag_ann), True, None))
+            products = ir.nested_variants(d, v, self.defs)
+            if products:
+                choices.append((tag_id, self.add_nested(products)))
+                nested.add(choices[-1][1])
+                continue
+            keys, shapes, extra = self.variant_keys(d, v)
             name = self.names.type(v.key)
             doc = v.description or (f"The ``{v.tag_value}`` variant of ``{self.names.type(d.key)}``." if v.kind == "tagged" else None)
-            self.add_class(name, doc, keys, shapes + own_shapes, extra)
-            choices.append((str(v.tag_value) if v.kind == "tagged" else f"<{v.kind}>", name))
-        members = " | ".join(dict.fromkeys(name for _, name in choices))
+            self.add_class(name, doc, keys, shapes, extra)
+            choices.append((tag_id, name))
+        self.add_union(self.names.type(d.key), d, choices, d.description, nested)
+
+    def add_nested(self, products: tuple[ir.NestedVariant, ...]) -> str:
+        """A variant whose payload is a tagged union: one TypedDict per inner variant with
+        both tags, and the variant's name for their union, dispatched on the inner tag."""
+        inner = products[0].inner
+        choices: list[tuple[str, str]] = []
+        for n in products:
+            iv = n.inner_variant
+            keys, shapes, extra = self.variant_keys(inner, iv)
+            outer, outer_shapes, _ = self.variant_keys(n.union, replace(n.variant, base=None))
+            name = self.names.type(n.key)
+            self.add_class(name, iv.description or n.variant.description, keys + outer, shapes + outer_shapes, extra)
+            choices.append((str(iv.tag_value) if iv.kind == "tagged" else f"<{iv.kind}>", name))
+        alias = self.names.type(products[0].variant.key)
+        self.add_union(alias, inner, choices, products[0].variant.description, set())
+        return alias
+
+    def add_union(self, name: str, d: ir.TaggedUnionDef, choices: list[tuple[str, str]], doc: str | None, deps: set[str]) -> None:
+        members = " | ".join(dict.fromkeys(n for _, n in choices))
         table = "{" + ", ".join(f"{py_literal(t)}: {py_literal(n)}" for t, n in choices) + "}"
         route = f"_Route({py_literal(d.tag)}, {table}, default={d.default_variant is not None}, fallback={d.open})"
-        expr = f"Annotated[{members}, {route}]"
-        self.aliases[self.names.type(d.key)] = (AliasView(self.names.type(d.key), expr, d.description), set())
-
+        self.aliases[name] = (AliasView(name, f"Annotated[{members}, {route}]", doc), deps)
 
 
 def build_typeddict_view(protocol: ir.Protocol, names: Names, header: str) -> TypedDictModuleView:
