@@ -185,12 +185,9 @@ def class_fields(protocol: ir.Protocol) -> dict[str, list[ir.Field]]:
                 fs += [f for m in v.mixins for f in _mixin_fields(m)]
                 out[v.key] = fs
     for n in ir.all_nested_variants(protocol):
-        # the inner variant's members (its tag is the inner class's), then the outer variant's
-        iv = n.inner_variant
-        inner = [*(object_fields(iv.base) if iv.base else []), *n.inner.shared_fields, *iv.fields]
-        inner += [f for m in iv.mixins for f in _mixin_fields(m)]
-        own = [*n.union.shared_fields, *n.variant.fields, *(f for m in n.variant.mixins for f in _mixin_fields(m))]
-        out[n.key] = inner + own
+        # the inner variant's members, then the outer variant's own (its base, the inner
+        # union, brings none of its own)
+        out[n.key] = out[n.inner_variant.key] + out[n.variant.key]
     return out
 
 

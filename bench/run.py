@@ -173,8 +173,8 @@ def runtime(runs: int, work: Path) -> list[dict[str, Any]]:
         # built a validator of its own, so one adapter per message would measure 132
         # copies of 23 validators competing for the CPU caches (acp.schema's adapters all
         # share their model's validator)
-        held: dict[str, Any] = {}
-        return [(held.setdefault(n, TypeAdapter(getattr(module, n))), raw) for n, raw in cases]
+        held = {n: TypeAdapter(getattr(module, n)) for n in dict.fromkeys(n for n, _ in cases)}
+        return [(held[n], raw) for n, raw in cases]
 
     ours_ta, sdk_ta = adapters(ours), adapters(sdk)
     dc_cases = [(getattr(dc, n), raw) for n, raw in cases]

@@ -262,8 +262,7 @@ class _Builder(AliasBuilder):
         attr = next(self.names.attr(v.key, d.tag) for v in d.variants if v.kind != "default")
         tagged = []
         for v, member in zip(d.variants, members):
-            tag_id = str(v.tag_value) if v.kind == "tagged" else f"<{v.kind}>"
-            tagged.append(f"Annotated[{member}, Tag({py_literal(tag_id)})]")
+            tagged.append(f"Annotated[{member}, Tag({py_literal(route_tag(v))})]")
         known = ", ".join(py_literal(v.tag_value) for v in d.tagged)
         router = (
             f"_route({py_literal(d.tag)}, {py_literal(attr)}, frozenset({{{known}}}), "
@@ -320,6 +319,11 @@ def ordered_aliases(aliases: dict[str, tuple[_A, set[str]]]) -> tuple[_A, ...]:
     for name in sorted(aliases):
         visit(name)
     return tuple(out)
+
+
+def route_tag(v: ir.Variant) -> str:
+    """The dispatch key of a variant: its tag value, or ``<default>`` / ``<fallback>``."""
+    return str(v.tag_value) if v.kind == "tagged" else f"<{v.kind}>"
 
 
 def variant_is_base(union: ir.TaggedUnionDef, v: ir.Variant) -> bool:

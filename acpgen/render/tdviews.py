@@ -22,6 +22,7 @@ from acpgen.render.pyviews import (
     flatten_mixins,
     method_views,
     ordered_aliases,
+    route_tag,
     variant_is_base,
 )
 
@@ -136,20 +137,19 @@ class _Builder(AliasBuilder):
         choices: list[tuple[str, str]] = []
         nested: set[str] = set()
         for v in d.variants:
-            tag_id = str(v.tag_value) if v.kind == "tagged" else f"<{v.kind}>"
             if variant_is_base(d, v):
                 choices.append(("<default>", self.names.type(v.base)))  # type: ignore[arg-type]
                 continue
             products = ir.nested_variants(d, v, self.defs)
             if products:
-                choices.append((tag_id, self.add_nested(products)))
+                choices.append((route_tag(v), self.add_nested(products)))
                 nested.add(choices[-1][1])
                 continue
             keys, shapes, extra = self.variant_keys(d, v)
             name = self.names.type(v.key)
             doc = v.description or (f"The ``{v.tag_value}`` variant of ``{self.names.type(d.key)}``." if v.kind == "tagged" else None)
             self.add_class(name, doc, keys, shapes, extra)
-            choices.append((tag_id, name))
+            choices.append((route_tag(v), name))
         self.add_union(self.names.type(d.key), d, choices, d.description, nested)
 
     def add_nested(self, products: tuple[ir.NestedVariant, ...]) -> str:
@@ -163,7 +163,7 @@ class _Builder(AliasBuilder):
             outer, outer_shapes, _ = self.variant_keys(n.union, replace(n.variant, base=None))
             name = self.names.type(n.key)
             self.add_class(name, iv.description or n.variant.description, keys + outer, shapes + outer_shapes, extra)
-            choices.append((str(iv.tag_value) if iv.kind == "tagged" else f"<{iv.kind}>", name))
+            choices.append((route_tag(iv), name))
         alias = self.names.type(products[0].variant.key)
         self.add_union(alias, inner, choices, products[0].variant.description, set())
         return alias

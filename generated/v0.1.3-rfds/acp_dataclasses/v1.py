@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: f77b55f3a60cb409149de1385d7517ce5323f8a1bd32b797b3bb4542cdb548ef
+# input-hash: 2699b7cc72bdad637ecb5a27c0fefd33f805860fd387750f76b2dfc2fcdd7f83
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations
@@ -102,12 +102,10 @@ class _Scalar(_Spec):
     def expr(self, c: _Compiler, v: str) -> str:
         if self.checks:
             return super().expr(c, v)
-        test = " or ".join(f"type({v}) is {t.__name__}" for t in self.types)
-        return f"({v} if {test} else {c.const(self.decode)}({v}))"
+        return f"({v} if {_is(v, self.types)} else {c.const(self.decode)}({v}))"
 
     def dump_expr(self, c: _Compiler, v: str) -> str:
-        test = " or ".join(f"type({v}) is {t.__name__}" for t in self.types)
-        return f"({v} if {test} else dump({v}))"
+        return f"({v} if {_is(v, self.types)} else dump({v}))"
 
 
 _CHECKS: Final[dict[str, Callable[[Any, Any], bool]]] = {
@@ -176,10 +174,11 @@ class _Lit(_Spec):
     def expr(self, c: _Compiler, v: str) -> str:
         kinds = {type(known) for known in self.values}
         if self.open is not None and kinds <= {self.open}:
-            test = f"type({v}) is {self.open.__name__}"
+            test = _is(v, (self.open,))
         elif len(kinds) == 1 and kinds <= {str, int}:
-            known = c.const(frozenset(self.values))
-            test = f"type({v}) is {kinds.pop().__name__} and {v} in {known}"
+            test = (
+                f"{_is(v, tuple(kinds))} and {v} in {c.const(frozenset(self.values))}"
+            )
         else:
             return super().expr(c, v)
         return f"({v} if {test} else {c.const(self.decode)}({v}))"
@@ -187,7 +186,7 @@ class _Lit(_Spec):
     def dump_expr(self, c: _Compiler, v: str) -> str:
         kinds = {type(known) for known in self.values}
         if len(kinds) == 1 and kinds <= {str, int}:
-            return f"({v} if type({v}) is {kinds.pop().__name__} else dump({v}))"
+            return f"({v} if {_is(v, tuple(kinds))} else dump({v}))"
         return super().dump_expr(c, v)
 
 
@@ -398,8 +397,27 @@ class _F:
         return bool(value == self.unset)
 
 
-class _Obj(_Spec):
-    __slots__ = ("cls", "fields", "wires", "extra", "shapes", "fn", "enc")
+class _Compiled(_Spec):
+    """A spec decoded by its own compiled function (objects, tagged unions): built on
+    first use, and called by name from the functions that contain it."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self) -> None:
+        self.fn: Callable[[Any], Any] | None = None
+
+    def decode(self, value: Any) -> Any:
+        fn = self.fn
+        if fn is None:
+            fn = self.fn = _COMPILER.compile(self)
+        return fn(value)
+
+    def expr(self, c: _Compiler, v: str) -> str:
+        return f"{c.function(self)}({v})"
+
+
+class _Obj(_Compiled):
+    __slots__ = ("cls", "fields", "wires", "extra", "shapes", "enc")
 
     def __init__(
         self,
@@ -413,18 +431,9 @@ class _Obj(_Spec):
         self.wires = frozenset(f.wire for f in fields)
         self.extra = extra
         self.shapes = shapes
-        self.fn: Callable[[Any], Any] | None = None
         self.enc: Callable[[Any], dict[str, Any]] | None = None
         _CLASS_SPECS[cls] = self
-
-    def decode(self, value: Any) -> Any:
-        fn = self.fn
-        if fn is None:
-            fn = self.fn = _COMPILER.compile(self)
-        return fn(value)
-
-    def expr(self, c: _Compiler, v: str) -> str:
-        return f"{c.function(self)}({v})"
+        super().__init__()
 
     def decode_source(self, c: _Compiler, name: str) -> str:
         slow = c.const(self.interpret)
@@ -562,12 +571,12 @@ class _Obj(_Spec):
         return out
 
 
-class _Tagged(_Spec):
+class _Tagged(_Compiled):
     """A tagged union: a known tag -> its variant (a malformed known variant is
     rejected); an unknown string tag -> the open fallback, which keeps the whole
     payload; no tag -> the untagged default variant."""
 
-    __slots__ = ("tag", "choices", "default", "fallback", "resolved", "fn")
+    __slots__ = ("tag", "choices", "default", "fallback", "resolved")
 
     def __init__(
         self,
@@ -581,16 +590,7 @@ class _Tagged(_Spec):
         self.default = default
         self.fallback = fallback
         self.resolved: dict[Any, _Spec] | None = None
-        self.fn: Callable[[Any], Any] | None = None
-
-    def decode(self, value: Any) -> Any:
-        fn = self.fn
-        if fn is None:
-            fn = self.fn = _COMPILER.compile(self)
-        return fn(value)
-
-    def expr(self, c: _Compiler, v: str) -> str:
-        return f"{c.function(self)}({v})"
+        super().__init__()
 
     def decode_source(self, c: _Compiler, name: str) -> str:
         choices = {k: c.compile(_SPECS[v]) for k, v in self.choices.items()}
@@ -628,6 +628,11 @@ def _lines(*lines: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _is(v: str, types: tuple[type, ...]) -> str:
+    """Source testing that the variable ``v`` has exactly one of ``types``."""
+    return " or ".join(f"type({v}) is {t.__name__}" for t in types)
+
+
 class _Compiler:
     """Turns specs into Python functions on first use, as ``dataclasses`` writes
     ``__init__``: one function per object, tagged union, list and map, with members
@@ -642,6 +647,7 @@ class _Compiler:
             "ValidationError": ValidationError,
             "_MISSING": _MISSING,
             "_new": object.__new__,
+            "dump": dump,
         }
         self.names: dict[tuple[int, str], str] = {}
 
@@ -667,18 +673,16 @@ class _Compiler:
         name = self.function(spec, kind)
         fn = self.ns[name]
         if fn.__name__ != name:
-            self.ns.setdefault("dump", dump)
             exec(getattr(spec, kind + "_source")(self, name), self.ns)
             fn = self.ns[name]
         return fn  # type: ignore[no-any-return]
 
     def entry(self, spec: _Spec) -> Callable[[Any], Any]:
         """A function decoding a whole value as ``spec`` (what ``load`` calls)."""
-        kind = "decode" if isinstance(spec, (_Obj, _Tagged)) else "entry"
+        kind = "decode" if isinstance(spec, _Compiled) else "entry"
         return self.compile(spec, kind)
 
 
-_COMPILER: Final = _Compiler()
 _SPECS: dict[str, _Spec] = {}
 _CLASS_SPECS: dict[type, _Obj] = {}
 _LOADERS: dict[Any, Callable[[Any], Any]] = {}
@@ -751,6 +755,9 @@ def dump(obj: Any) -> Any:
     if spec is None:
         raise TypeError(f"cannot dump {kind.__name__}")
     return spec.encode(obj)
+
+
+_COMPILER: Final = _Compiler()
 
 
 # ---------------------------------------------------------------- classes
