@@ -24,7 +24,7 @@ from acpgen.overlay import Overlay, Report, apply_overlays, read_overlays
 from acpgen.overlay.apply import build_errors
 from acpgen.source import display_path
 from acpgen.render.env import templates_digest
-from acpgen.render import PYTHON_STYLES, RenderedFile, render_docs, render_package_init, render_python
+from acpgen.render import PYTHON_STYLES, RenderedFile, render_docs, render_package_init, render_package_runtime, render_python
 from acpgen.write import MANIFEST, Drift, check, manifest_text, recover, write_trees
 
 
@@ -122,6 +122,7 @@ def render_target(target: Target, config: Config, formatted: bool = True) -> dic
                 files.append(replace(doc, source=_source_name(b.raw, config.root), source_sha256=b.protocol.source_sha256))
         if style in PYTHON_STYLES:
             files.append(render_package_init(style, modules))
+            files.extend(render_package_runtime(style))
     out: dict[PurePosixPath, str] = {}
     entries: list[dict[str, object]] = []
     problems = Collector()

@@ -59,3 +59,15 @@ def markdown_header(inputs: Inputs) -> str:
 
 def html_comment_header(inputs: Inputs) -> str:
     return "<!-- " + " | ".join(header_lines(inputs)).replace("--", "- -") + " -->"
+
+
+def package_header(style: str, templates_sha256: str) -> str:
+    """The header of a file shared by a package's modules (its runtime): it depends on
+    acpgen and the style's templates only."""
+    h = hashlib.sha256()
+    for part in (__version__, style, templates_sha256):
+        h.update(part.encode())
+        h.update(b"\0")
+    return "\n".join(
+        ["# " + f"{MARKER} {__version__} ({style}) - DO NOT EDIT.", f"# input-hash: {h.hexdigest()}"]
+    )

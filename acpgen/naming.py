@@ -14,6 +14,11 @@
 * Attributes are snake_case with the wire name kept as an alias; keywords,
   names that shadow builtins used in annotations and base-class attributes get
   a trailing underscore.
+* A JSON-RPC method's handler (its method in the generated ``Agent`` / ``Client``
+  protocols and ``RemoteAgent`` / ``RemoteClient``) is its wire name in snake_case, with
+  the punctuation between words dropped: ``session/prompt`` -> ``session_prompt``,
+  ``$/cancel_request`` -> ``cancel_request``. A wire name that is both a request and a
+  notification names the notification's handler ``<name>_notification``.
 * Two things with one name are an error pointing at both; there is no numeric
   suffix and no hand-kept rename table. A reviewed override (``[naming]`` in
   the config, each with a reason) is the only way to change a derived name.
@@ -58,8 +63,19 @@ MODULE_RESERVED = frozenset(
         "CoreSchema",
         "GetCoreSchemaHandler",
         "PROTOCOL_VERSION",
+        "RPC",
+        "Agent",
+        "Client",
+        "RemoteAgent",
+        "RemoteClient",
+        "RpcError",
+        "Protocol",
+        "cast",
     }
 )
+
+#: handler names the generated interfaces define for extension methods
+HANDLER_RESERVED = frozenset({"extension_request", "extension_notification"})
 
 #: attribute names that would shadow what the class body or the base class needs
 ATTRIBUTE_RESERVED: Mapping[str, frozenset[str]] = {
@@ -84,6 +100,11 @@ class Names:
     types: dict[str, str]
     #: (owner key, wire name) -> attribute name
     attrs: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: (wire method, kind) -> handler method name
+    handlers: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def handler(self, method: str, kind: str) -> str:
+        return self.handlers[(method, kind)]
 
     def type(self, key: str) -> str:
         return self.types[key]
@@ -156,6 +177,48 @@ def attribute_name(wire: str, style: str = "pydantic") -> str:
     if keyword.iskeyword(name) or name in ATTRIBUTE_RESERVED.get(style, frozenset()) or name.startswith("model_"):
         name += "_"
     return name
+
+
+def handler_name(wire: str) -> str:
+    """The Python name of a wire method's handler (see the module docstring)."""
+    name = snake(wire.replace("/", "_").replace(".", "_")) or "method"
+    if name[0].isdigit():
+        name = "n" + name
+    if keyword.iskeyword(name):
+        name += "_"
+    return name
+
+
+def method_handlers(protocol: ir.Protocol, overrides: Mapping[str, Override]) -> tuple[dict[tuple[str, str], str], list[Diagnostic]]:
+    """Handler names for every method of ``protocol``; a clash is an ACPG301."""
+    kinds: dict[str, set[str]] = {}
+    for m in protocol.methods:
+        kinds.setdefault(m.name, set()).add(m.kind)
+    out: dict[tuple[str, str], str] = {}
+    owners: dict[str, ir.Method] = {}
+    problems: list[Diagnostic] = []
+    for m in protocol.methods:
+        key = (m.name, m.kind)
+        if key in out:
+            continue
+        ov = overrides.get(f"method:{m.name}" + (":notification" if m.kind == "notification" else ""))
+        name = ov.name if ov else handler_name(m.name)
+        if not ov and m.kind == "notification" and len(kinds[m.name]) > 1:
+            name += "_notification"
+        out[key] = name
+        other = owners.get(name)
+        if name in HANDLER_RESERVED or (other is not None and other.name != m.name):
+            what = f"method {other.name!r} ({_origin_text(other.origin)})" if other else "the extension-method handler"
+            problems.append(
+                Diagnostic(
+                    "ACPG301",
+                    f"method {m.name!r} and {what} both become handler {name!r}; add a [naming] override with a reason",
+                    m.origin.file,
+                    m.origin.pointer,
+                )
+            )
+        owners.setdefault(name, m)
+    return out, problems
 
 
 def _origin_text(origin: ir.Origin) -> str:
@@ -256,9 +319,11 @@ def decide(
                     )
                 )
             seen[attr] = wire
+    handlers, handler_problems = method_handlers(protocol, overrides)
+    problems += handler_problems
     if problems:
         raise AcpgenError(problems)
-    return Names(types, attrs)
+    return Names(types, attrs, handlers)
 
 
 def _tag_of(owner: str, defs: Mapping[str, ir.Def], variants: Mapping[str, ir.Variant]) -> str | None:
@@ -276,4 +341,5 @@ def unused_overrides(overrides: Mapping[str, Override], protocols: Iterable[ir.P
         used.update(v.key for d in p.defs if isinstance(d, ir.TaggedUnionDef) for v in d.variants)
         used.update(n.key for n in ir.all_nested_variants(p))
         used.update(f"{o}.{f.wire_name}" for o, fs in class_fields(p).items() for f in fs)
+        used.update(f"method:{m.name}" + (":notification" if m.kind == "notification" else "") for m in p.methods)
     return sorted(k for k in overrides if k not in used)

@@ -22,14 +22,23 @@ _counter = itertools.count()
 
 
 def import_file(path: Path) -> ModuleType:
-    """Import one generated module under a unique name (no sys.path games)."""
-    name = f"_acpgen_test_{next(_counter)}"
-    spec = importlib.util.spec_from_file_location(name, path)
+    """Import one generated module, with its package (whose runtime it imports
+    relatively), under a unique package name each time (no sys.path games)."""
+    package = f"_acpgen_test_{next(_counter)}"
+    init = path.parent / "__init__.py"
+    if not init.is_file():  # a lone module (the reference generator's output)
+        spec = importlib.util.spec_from_file_location(package, path)
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[package] = module
+        spec.loader.exec_module(module)
+        return module
+    spec = importlib.util.spec_from_file_location(package, init, submodule_search_locations=[str(path.parent)])
     assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    parent = importlib.util.module_from_spec(spec)
+    sys.modules[package] = parent
+    spec.loader.exec_module(parent)
+    return importlib.import_module(f"{package}.{path.stem}")
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:

@@ -13,6 +13,7 @@ on closed objects, unknown and missing tags, lenient members).
 from __future__ import annotations
 
 import json
+import sys
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
@@ -32,10 +33,11 @@ MAIN_FILES = ["v1/schema.json", "v1/schema.unstable.json", "v2/schema.json", "v2
 
 def interpreted(module: ModuleType) -> ModuleType:
     """Switch the compiler off in this module: every spec runs its interpreter."""
-    module._Obj.decode = module._Obj.interpret
-    module._Tagged.decode = module._Tagged.interpret
-    module._Obj.encode = module._Obj.interpret_encode
-    module._COMPILER.entry = lambda spec: spec.decode
+    runtime = sys.modules[module.__package__ + "._runtime"]
+    runtime._Obj.decode = runtime._Obj.interpret
+    runtime._Tagged.decode = runtime._Tagged.interpret
+    runtime._Obj.encode = runtime._Obj.interpret_encode
+    runtime._COMPILER.entry = lambda spec: spec.decode
     return module
 
 
@@ -71,7 +73,7 @@ def _shape(module: ModuleType, value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _shape(module, v) for k, v in value.items()}
     if isinstance(value, module.AcpObject):
-        spec = module._CLASS_SPECS[type(value)]
+        spec = sys.modules[module.__package__ + "._runtime"]._CLASS_SPECS[type(value)]
         members = {f.attr: _shape(module, getattr(value, f.attr)) for f in spec.fields}
         return (type(value).__name__, members, value._extra, sorted(value._present), module.dump(value))
     return (type(value).__name__, value)
@@ -192,11 +194,12 @@ def test_edge_cases_compiled_as_interpreted(fixture: str, name: str, data: Any, 
 def test_functions_are_compiled_on_first_use_then_reused(tmp_path: Path) -> None:
     out = generate(SCHEMAS / "tagged_union.json", tmp_path, ("dataclasses",), formatted=False)
     compiled = import_file(out / "acp_dataclasses" / "v1.py")
-    spec = compiled._spec_of(compiled.ContentBlock)
-    assert not compiled._LOADERS and compiled._COMPILER.names == {}  # nothing compiled at import
+    registry = compiled._REGISTRY
+    spec = registry.spec_of(compiled.ContentBlock)
+    assert not registry.loaders and compiled._COMPILER.names == {}  # nothing compiled at import
     block = compiled.load(compiled.ContentBlock, {"type": "text", "text": "hi"})
     assert type(block).__name__ == "TextContentBlock" and block.text == "hi"
-    fn = compiled._LOADERS[compiled.ContentBlock]
+    fn = registry.loaders[compiled.ContentBlock]
     assert fn.__name__.startswith("_d") and compiled._COMPILER.entry(spec) is fn
     assert compiled.load(compiled.ContentBlock, {"type": "image", "data": "x"}).data == "x"
-    assert compiled._LOADERS[compiled.ContentBlock] is fn
+    assert registry.loaders[compiled.ContentBlock] is fn

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from acpgen import ir
-from acpgen.header import Inputs, html_comment_header, markdown_header, python_header
+from acpgen.header import Inputs, html_comment_header, markdown_header, package_header, python_header
 from acpgen.naming import Names
-from acpgen.render.env import environment
+from acpgen.render.env import environment, templates_digest
 from acpgen.render.pytypes import py_literal
 from acpgen.render.pyviews import build_module_view
 from acpgen.render.dcviews import build_dataclass_view
@@ -77,6 +77,18 @@ def render_package_init(style: str, modules: list[str]) -> RenderedFile:
         "",
     ]
     return RenderedFile(PurePosixPath(package) / "__init__.py", "\n".join(lines), style, module=package)
+
+
+def render_package_runtime(style: str) -> list[RenderedFile]:
+    """The files every module of a style's package imports relatively: the style's runtime
+    (``_runtime.py``) and the JSON-RPC layer (``_jsonrpc.py``, the same for every style)."""
+    package = package_name(style)
+    header = package_header(style, templates_digest(style))
+    out = []
+    for template, stem in ((f"python/{style}/runtime.py.jinja", "_runtime"), ("python/_jsonrpc.py.jinja", "_jsonrpc")):
+        text = environment().get_template(template).render(header=header)
+        out.append(RenderedFile(PurePosixPath(package) / f"{stem}.py", text, style, module=f"{package}.{stem}"))
+    return out
 
 
 def doc_path(protocol: ir.Protocol, style: str) -> PurePosixPath:

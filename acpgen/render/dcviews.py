@@ -14,9 +14,9 @@ from acpgen.naming import Names
 from acpgen.render.pytypes import INT_FORMAT_BOUNDS, TypeWriter, py_literal, py_tuple, refs_of, unset_on_error
 from acpgen.render.pyviews import (
     AliasView,
-    MethodView,
+    RpcView,
     flatten_mixins,
-    method_views,
+    rpc_view,
     ordered_aliases,
     ordered_classes,
     variant_is_base,
@@ -47,7 +47,7 @@ class DCModuleView:
     classes: tuple[DCClassView, ...]
     aliases: tuple[AliasView, ...]
     alias_specs: tuple[tuple[str, str], ...]
-    methods: tuple[MethodView, ...]
+    rpc: RpcView
     exports: tuple[str, ...]
     protocol_version: int | None
 
@@ -112,7 +112,7 @@ class _Builder:
         self.p = protocol
         self.names = names
         self.defs = protocol.def_map()
-        self.types = TypeWriter(names.type, constrain=lambda base, cons: base)
+        self.types = TypeWriter(names.type, constrain=lambda base, cons: base, whole_numbers=False)
         self.classes: dict[str, DCClassView] = {}
         self.bases: dict[str, str] = {}
         self.aliases: dict[str, tuple[AliasView, set[str]]] = {}
@@ -328,7 +328,7 @@ def build_dataclass_view(protocol: ir.Protocol, names: Names, header: str) -> DC
         b.ordered(),
         ordered_aliases(b.aliases),
         tuple(sorted(b.alias_specs.items())),
-        method_views(protocol, names),
+        rpc_view(protocol, names),
         exports,
         protocol.protocol_version,
     )

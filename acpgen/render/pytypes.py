@@ -103,8 +103,11 @@ class TypeWriter:
         skip_marker: str = "_SKIP_INVALID",
         constrain: Callable[[str, list[str]], str] | None = None,
         strict: bool = False,
+        whole_numbers: bool = True,
     ) -> None:
         self.name = name
+        #: spell JSON numbers ``int | float`` (validators that would turn 1 into 1.0)
+        self.whole_numbers = whole_numbers
         #: integers, numbers and booleans refuse lax coercions ("1", true -> 1) on their own
         self.strict = strict
         self.skip_marker = skip_marker
@@ -120,6 +123,9 @@ class TypeWriter:
             cons = field_constraints(t)
             if self.strict and t.kind != "string":
                 cons.append("strict=True")
+            if t.kind == "number" and self.whole_numbers:
+                # a whole number stays an int, so it goes back on the wire as it came (1, not 1.0)
+                return " | ".join(self.constrain(b, cons) if cons else b for b in ("int", "float"))
             return self.constrain(base, cons) if cons else base
         if isinstance(t, ir.AnyT):
             return "Any"

@@ -31,6 +31,8 @@ class ClassView:
     #: attribute-name tuples, one per mixin shape; a value must carry one of them
     shapes: tuple[tuple[str, ...], ...] = ()
     shape_names: tuple[str, ...] = ()
+    #: a variant's tag attribute: filled by the class itself and always sent
+    tags: tuple[str, ...] = ()
 
     @property
     def unset_when_invalid(self) -> tuple[str, ...]:
@@ -51,6 +53,31 @@ class MethodView:
     kind: str
     params: str
     result: str
+    #: the handler's Python name (``session_prompt``)
+    handler: str = ""
+    description: str | None = None
+    unstable: bool = False
+
+    @property
+    def params_type(self) -> str:
+        return "Any" if self.params == "None" else self.params
+
+    @property
+    def result_type(self) -> str:
+        if self.kind == "notification":
+            return "None"
+        return "Any" if self.result == "None" else self.result
+
+
+@dataclass(frozen=True)
+class RpcView:
+    """The JSON-RPC part of a module: the method table, the interfaces of both sides."""
+
+    methods: tuple[MethodView, ...]
+    #: the schema's JSON-RPC ``Error`` object def, when it has one
+    error_type: str | None
+    agent: tuple[MethodView, ...]
+    client: tuple[MethodView, ...]
 
 
 @dataclass(frozen=True)
@@ -59,7 +86,7 @@ class ModuleView:
     doc: str
     classes: tuple[ClassView, ...]
     aliases: tuple[AliasView, ...]
-    methods: tuple[MethodView, ...]
+    rpc: "RpcView"
     exports: tuple[str, ...]
     protocol_version: int | None
 
@@ -161,10 +188,14 @@ class _Builder(AliasBuilder):
         return FieldView(attr, ann, "Field(" + ", ".join(args) + ")", unset)
 
     def tag_field(self, owner: str, tag: str, value: str | int | None) -> FieldView:
+        """A variant's tag member; a tagged variant fills its own (``TextContentBlock(text=...)``)."""
         attr = self.names.attr(owner, tag)
-        ann = f"Literal[{py_literal(value)}]" if value is not None else "str"
-        alias = f"Field(alias={py_literal(tag)})" if attr != tag else ""
-        return FieldView(attr, ann, alias)
+        if value is None:
+            return FieldView(attr, "str", f"Field(alias={py_literal(tag)})" if attr != tag else "")
+        ann = f"Literal[{py_literal(value)}]"
+        if attr == tag:
+            return FieldView(attr, ann, py_literal(value))
+        return FieldView(attr, ann, f"Field(default={py_literal(value)}, alias={py_literal(tag)})")
 
     def mixin_fields(self, owner: str, mixins: tuple[ir.Mixin, ...]) -> tuple[list[FieldView], tuple[tuple[str, ...], ...], tuple[str, ...]]:
         views: list[FieldView] = []
@@ -225,10 +256,12 @@ class _Builder(AliasBuilder):
         fields = [self.field(v.key, f) for f in d.shared_fields]
         fields += [self.field(v.key, f) for f in v.fields]
         mixed, shapes, titles = self.mixin_fields(v.key, v.mixins)
+        tags: tuple[str, ...] = ()
         if v.kind != "default":
             fields.append(self.tag_field(v.key, d.tag, v.tag_value))
+            tags = (fields[-1].attr,) if v.kind == "tagged" else ()
         doc = doc or (f"The ``{v.tag_value}`` variant of :data:`{self.names.type(d.key)}`." if v.kind == "tagged" else None)
-        self.classes[name] = ClassView(name, base, doc, tuple(fields + mixed), None, None, shapes, titles)
+        self.classes[name] = ClassView(name, base, doc, tuple(fields + mixed), None, None, shapes, titles, tags)
         if base != "AcpBaseModel":
             self.bases[name] = base
 
@@ -364,6 +397,7 @@ def union_expr(types: TypeWriter, d: ir.UnionDef) -> tuple[str, set[str]]:
 
 
 def method_views(protocol: ir.Protocol, names: Names) -> tuple[MethodView, ...]:
+    unstable = set(protocol.unstable)
     return tuple(
         MethodView(
             m.name,
@@ -371,16 +405,38 @@ def method_views(protocol: ir.Protocol, names: Names) -> tuple[MethodView, ...]:
             m.kind,
             names.type(m.params) if m.params else "None",
             names.type(m.result) if m.result else "None",
+            names.handler(m.name, m.kind),
+            m.description,
+            f"method:{m.name}" in unstable,
         )
         for m in protocol.methods
     )
+
+
+#: the sides whose methods each interface implements ("" is a method whose side the
+#: schema does not say: both sides may receive it)
+RECEIVED_BY = {"agent": ("agent", "both", "protocol", ""), "client": ("client", "both", "protocol", "")}
+
+
+def rpc_view(protocol: ir.Protocol, names: Names) -> RpcView:
+    methods = method_views(protocol, names)
+    error = protocol.def_map().get("Error")
+    error_type = names.type("Error") if isinstance(error, ir.ObjectDef) else None
+
+    def side(name: str) -> tuple[MethodView, ...]:
+        seen: dict[str, MethodView] = {}
+        for m in methods:
+            if m.side in RECEIVED_BY[name]:
+                seen.setdefault(m.handler, m)
+        return tuple(sorted(seen.values(), key=lambda m: m.handler))
+
+    return RpcView(methods, error_type, side("agent"), side("client"))
 
 
 def build_module_view(protocol: ir.Protocol, names: Names, header: str) -> ModuleView:
     b = _Builder(protocol, names)
     for d in protocol.defs:
         b.add(d)
-    methods = method_views(protocol, names)
     exports = sorted({*b.classes, *b.aliases})
     doc = f"ACP {protocol.tree} {protocol.stability} bindings (Pydantic v2)."
-    return ModuleView(header, doc, b.ordered_classes(), b.ordered_aliases(), methods, tuple(exports), protocol.protocol_version)
+    return ModuleView(header, doc, b.ordered_classes(), b.ordered_aliases(), rpc_view(protocol, names), tuple(exports), protocol.protocol_version)

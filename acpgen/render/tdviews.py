@@ -18,9 +18,9 @@ from acpgen.render.pytypes import TypeWriter, py_literal, unset_on_error
 from acpgen.render.pyviews import (
     AliasBuilder,
     AliasView,
-    MethodView,
+    RpcView,
     flatten_mixins,
-    method_views,
+    rpc_view,
     ordered_aliases,
     route_tag,
     variant_is_base,
@@ -50,7 +50,7 @@ class TypedDictModuleView:
     doc: str
     classes: tuple[TypedDictView, ...]
     aliases: tuple[AliasView, ...]
-    methods: tuple[MethodView, ...]
+    rpc: RpcView
     exports: tuple[str, ...]
     protocol_version: int | None
     forbid: tuple[str, ...]  # TypedDicts that reject unknown keys
@@ -187,7 +187,7 @@ def build_typeddict_view(protocol: ir.Protocol, names: Names, header: str) -> Ty
         doc,
         classes,
         ordered_aliases(b.aliases),
-        method_views(protocol, names),
+        rpc_view(protocol, names),
         exports,
         protocol.protocol_version,
         tuple(sorted(b.forbid)),

@@ -3,767 +3,52 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 2699b7cc72bdad637ecb5a27c0fefd33f805860fd387750f76b2dfc2fcdd7f83
+# input-hash: c5f5b42522cd939182142c5ba0d261f160ec2a4cc1d4ae7b3b7fab7e80c6485a
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Callable, Final, Literal, NamedTuple, TypeAlias
-
-
-class ValidationError(ValueError):
-    """A message does not match the schema. ``path`` locates the member
-    (``SessionNotification.update.content.text``); ``message`` says what was expected.
-    """
-
-    def __init__(self, message: str, path: tuple[str | int, ...] = ()) -> None:
-        self.message = message
-        self.path = path
-        super().__init__(f"{self.location}: {message}" if path else message)
-
-    @property
-    def location(self) -> str:
-        out = ""
-        for part in self.path:
-            out += (
-                f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
-            )
-        return out
-
-    def at(self, part: str | int) -> ValidationError:
-        return ValidationError(self.message, (part, *self.path))
-
-
-@dataclass(slots=True, kw_only=True)
-class AcpObject:
-    """Base of every generated class. ``_extra`` keeps members the schema does not
-    name (ACP objects are open); ``_present`` records which members a loaded message
-    carried, so ``dump(load(T, x)) == x`` with no defaults injected."""
-
-    _extra: dict[str, Any] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
-    _present: frozenset[str] = field(
-        default=frozenset(), init=False, repr=False, compare=False
-    )
-
-
-_MISSING: Final = object()
-
-
-def _kind(value: Any) -> str:
-    return {
-        dict: "object",
-        list: "array",
-        str: "string",
-        bool: "boolean",
-        int: "integer",
-        float: "number",
-    }.get(type(value), "null" if value is None else type(value).__name__)
-
-
-class _Spec:
-    __slots__ = ()
-
-    def decode(self, value: Any) -> Any:
-        raise NotImplementedError
-
-    def expr(self, c: _Compiler, v: str) -> str:
-        """A Python expression that decodes the variable ``v`` on the happy path; any
-        other value goes to ``decode``, which raises the exact error."""
-        return f"{c.const(self.decode)}({v})"
-
-    def dump_expr(self, c: _Compiler, v: str) -> str:
-        """A Python expression for the wire value of ``v``, a member of this spec."""
-        return f"dump({v})"
-
-    def entry_source(self, c: _Compiler, name: str) -> str:
-        return _lines(f"def {name}(value):", f"    return {self.expr(c, 'value')}")
-
-
-class _Scalar(_Spec):
-    __slots__ = ("types", "name", "checks")
-
-    def __init__(self, types: tuple[type, ...], name: str, **checks: Any) -> None:
-        self.types = types
-        self.name = name
-        self.checks = tuple((k, v) for k, v in checks.items() if v is not None)
-
-    def decode(self, value: Any) -> Any:
-        if type(value) not in self.types:
-            raise ValidationError(f"expected {self.name}, got {_kind(value)}")
-        for check, bound in self.checks:
-            if not _CHECKS[check](value, bound):
-                raise ValidationError(f"{_CHECK_TEXT[check]} {bound!r}")
-        return value
-
-    def expr(self, c: _Compiler, v: str) -> str:
-        if self.checks:
-            return super().expr(c, v)
-        return f"({v} if {_is(v, self.types)} else {c.const(self.decode)}({v}))"
-
-    def dump_expr(self, c: _Compiler, v: str) -> str:
-        return f"({v} if {_is(v, self.types)} else dump({v}))"
-
-
-_CHECKS: Final[dict[str, Callable[[Any, Any], bool]]] = {
-    "ge": lambda v, b: v >= b,
-    "le": lambda v, b: v <= b,
-    "gt": lambda v, b: v > b,
-    "lt": lambda v, b: v < b,
-    "multiple_of": lambda v, b: (v / b) == int(v / b),
-    "min_length": lambda v, b: len(v) >= b,
-    "max_length": lambda v, b: len(v) <= b,
-    "pattern": lambda v, b: re.search(b, v) is not None,
-}
-_CHECK_TEXT: Final[dict[str, str]] = {
-    "ge": "expected a value >=",
-    "le": "expected a value <=",
-    "gt": "expected a value >",
-    "lt": "expected a value <",
-    "multiple_of": "expected a multiple of",
-    "min_length": "expected a length >=",
-    "max_length": "expected a length <=",
-    "pattern": "expected a string matching",
-}
-
-
-class _AnySpec(_Spec):
-    __slots__ = ()
-
-    def decode(self, value: Any) -> Any:
-        return value
-
-    def expr(self, c: _Compiler, v: str) -> str:
-        return v
-
-
-class _Null(_Spec):
-    __slots__ = ()
-
-    def decode(self, value: Any) -> Any:
-        if value is not None:
-            raise ValidationError(f"expected null, got {_kind(value)}")
-        return None
-
-    def expr(self, c: _Compiler, v: str) -> str:
-        return f"({v} if {v} is None else {c.const(self.decode)}({v}))"
-
-
-class _Lit(_Spec):
-    __slots__ = ("values", "open")
-
-    def __init__(self, values: tuple[Any, ...], open: type | None = None) -> None:
-        self.values = values
-        self.open = open
-
-    def decode(self, value: Any) -> Any:
-        for known in self.values:
-            if value == known and type(value) is type(known):
-                return value
-        if self.open is not None and type(value) is self.open:
-            return value
-        raise ValidationError(
-            "expected one of "
-            + ", ".join(repr(v) for v in self.values)
-            + f", got {value!r}"
-        )
-
-    def expr(self, c: _Compiler, v: str) -> str:
-        kinds = {type(known) for known in self.values}
-        if self.open is not None and kinds <= {self.open}:
-            test = _is(v, (self.open,))
-        elif len(kinds) == 1 and kinds <= {str, int}:
-            test = (
-                f"{_is(v, tuple(kinds))} and {v} in {c.const(frozenset(self.values))}"
-            )
-        else:
-            return super().expr(c, v)
-        return f"({v} if {test} else {c.const(self.decode)}({v}))"
-
-    def dump_expr(self, c: _Compiler, v: str) -> str:
-        kinds = {type(known) for known in self.values}
-        if len(kinds) == 1 and kinds <= {str, int}:
-            return f"({v} if {_is(v, tuple(kinds))} else dump({v}))"
-        return super().dump_expr(c, v)
-
-
-class _Ref(_Spec):
-    __slots__ = ("name", "target")
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.target: _Spec | None = None
-
-    def decode(self, value: Any) -> Any:
-        target = self.target
-        if target is None:
-            target = self.target = _SPECS[self.name]
-        return target.decode(value)
-
-    def expr(self, c: _Compiler, v: str) -> str:
-        return _SPECS[self.name].expr(c, v)
-
-    def dump_expr(self, c: _Compiler, v: str) -> str:
-        return _SPECS[self.name].dump_expr(c, v)
-
-
-class _Nullable(_Spec):
-    __slots__ = ("inner",)
-
-    def __init__(self, inner: _Spec) -> None:
-        self.inner = inner
-
-    def decode(self, value: Any) -> Any:
-        return None if value is None else self.inner.decode(value)
-
-    def expr(self, c: _Compiler, v: str) -> str:
-        return f"(None if {v} is None else {self.inner.expr(c, v)})"
-
-    def dump_expr(self, c: _Compiler, v: str) -> str:
-        return f"(None if {v} is None else {self.inner.dump_expr(c, v)})"
-
-
-class _List(_Spec):
-    __slots__ = ("item", "skip_invalid", "min_items", "max_items")
-
-    def __init__(
-        self,
-        item: _Spec,
-        skip_invalid: bool = False,
-        min_items: int | None = None,
-        max_items: int | None = None,
-    ) -> None:
-        self.item = item
-        self.skip_invalid = skip_invalid
-        self.min_items = min_items
-        self.max_items = max_items
-
-    def decode(self, value: Any) -> Any:
-        if type(value) is not list:
-            raise ValidationError(f"expected array, got {_kind(value)}")
-        out = []
-        decode = self.item.decode
-        for i, item in enumerate(value):
-            try:
-                out.append(decode(item))
-            except ValidationError as exc:
-                if not self.skip_invalid:
-                    raise exc.at(i) from None
-        if self.min_items is not None and len(out) < self.min_items:
-            raise ValidationError(f"expected at least {self.min_items} items")
-        if self.max_items is not None and len(out) > self.max_items:
-            raise ValidationError(f"expected at most {self.max_items} items")
-        return out
-
-    def expr(self, c: _Compiler, v: str) -> str:
-        if self.min_items is not None or self.max_items is not None:
-            return super().expr(c, v)
-        return f"{c.function(self)}({v})"
-
-    def decode_source(self, c: _Compiler, name: str) -> str:
-        item = self.item.expr(c, "x")
-        build = "list(value)" if item == "x" else f"[{item} for x in value]"
-        return _lines(
-            f"def {name}(value):",
-            "    if type(value) is list:",
-            "        try:",
-            f"            return {build}",
-            "        except ValidationError:",
-            "            pass",
-            f"    return {c.const(self.decode)}(value)",
-        )
-
-
-class _Map(_Spec):
-    __slots__ = ("values",)
-
-    def __init__(self, values: _Spec) -> None:
-        self.values = values
-
-    def decode(self, value: Any) -> Any:
-        if type(value) is not dict:
-            raise ValidationError(f"expected object, got {_kind(value)}")
-        out = {}
-        for key, item in value.items():
-            try:
-                out[key] = self.values.decode(item)
-            except ValidationError as exc:
-                raise exc.at(key) from None
-        return out
-
-    def expr(self, c: _Compiler, v: str) -> str:
-        item = self.values.expr(c, "x")
-        if item == "x":
-            return f"(dict({v}) if type({v}) is dict else {c.const(self.decode)}({v}))"
-        return f"{c.function(self)}({v})"
-
-    def decode_source(self, c: _Compiler, name: str) -> str:
-        item = self.values.expr(c, "x")
-        return _lines(
-            f"def {name}(value):",
-            "    if type(value) is dict:",
-            "        try:",
-            "            return {k: %s for k, x in value.items()}" % item,
-            "        except ValidationError:",
-            "            pass",
-            f"    return {c.const(self.decode)}(value)",
-        )
-
-
-class _Tuple(_Spec):
-    __slots__ = ("items",)
-
-    def __init__(self, items: tuple[_Spec, ...]) -> None:
-        self.items = items
-
-    def decode(self, value: Any) -> Any:
-        if type(value) is not list or len(value) != len(self.items):
-            raise ValidationError(f"expected an array of {len(self.items)} items")
-        out = []
-        for i, (spec, item) in enumerate(zip(self.items, value)):
-            try:
-                out.append(spec.decode(item))
-            except ValidationError as exc:
-                raise exc.at(i) from None
-        return out
-
-
-class _AnyOf(_Spec):
-    __slots__ = ("members",)
-
-    def __init__(self, members: tuple[_Spec, ...]) -> None:
-        self.members = members
-
-    def decode(self, value: Any) -> Any:
-        errors = []
-        for member in self.members:
-            try:
-                return member.decode(value)
-            except ValidationError as exc:
-                errors.append(exc)
-        best = max(errors, key=lambda e: len(e.path))
-        raise best
-
-
-class _F:
-    """One member of an object: attribute, wire key, spec, and what absence/error means."""
-
-    __slots__ = (
-        "attr",
-        "wire",
-        "spec",
-        "required",
-        "always",
-        "default",
-        "factory",
-        "lenient",
-        "unset_on_error",
-        "unset",
-    )
-
-    def __init__(
-        self,
-        attr: str,
-        wire: str,
-        spec: _Spec,
-        *,
-        required: bool = False,
-        always: bool = False,
-        default: Any = None,
-        factory: Callable[[], Any] | None = None,
-        lenient: bool = False,
-        unset_on_error: bool = False,
-    ) -> None:
-        self.attr = attr
-        self.wire = wire
-        self.spec = spec
-        self.required = required
-        self.always = always or required
-        self.default = default
-        self.factory = factory
-        self.lenient = lenient
-        self.unset_on_error = unset_on_error
-        self.unset: Any = _MISSING  # the default value, built once for comparisons
-
-    def make_default(self) -> Any:
-        return self.factory() if self.factory is not None else self.default
-
-    def is_default(self, value: Any) -> bool:
-        if self.unset is _MISSING:
-            self.unset = self.make_default()  # never handed out, so never mutated
-        return bool(value == self.unset)
-
-
-class _Compiled(_Spec):
-    """A spec decoded by its own compiled function (objects, tagged unions): built on
-    first use, and called by name from the functions that contain it."""
-
-    __slots__ = ("fn",)
-
-    def __init__(self) -> None:
-        self.fn: Callable[[Any], Any] | None = None
-
-    def decode(self, value: Any) -> Any:
-        fn = self.fn
-        if fn is None:
-            fn = self.fn = _COMPILER.compile(self)
-        return fn(value)
-
-    def expr(self, c: _Compiler, v: str) -> str:
-        return f"{c.function(self)}({v})"
-
-
-class _Obj(_Compiled):
-    __slots__ = ("cls", "fields", "wires", "extra", "shapes", "enc")
-
-    def __init__(
-        self,
-        cls: type,
-        fields: tuple[_F, ...],
-        extra: str | _Spec = "allow",
-        shapes: tuple[tuple[str, ...], ...] = (),
-    ) -> None:
-        self.cls = cls
-        self.fields = fields
-        self.wires = frozenset(f.wire for f in fields)
-        self.extra = extra
-        self.shapes = shapes
-        self.enc: Callable[[Any], dict[str, Any]] | None = None
-        _CLASS_SPECS[cls] = self
-        super().__init__()
-
-    def decode_source(self, c: _Compiler, name: str) -> str:
-        slow = c.const(self.interpret)
-        out = [
-            f"def {name}(value):",
-            "    if type(value) is not dict:",
-            f"        return {slow}(value)",
-            f"    o = _new({c.const(self.cls)})",
-            "    get = value.get",
-            "    n = 0",
-            "    try:",
-        ]
-        for f in self.fields:
-            if f.required:
-                absent = f"return {slow}(value)"
-            elif f.factory is not None:
-                absent = f"o.{f.attr} = {c.const(f.factory)}()"
-            elif f.default is None or type(f.default) is bool:
-                absent = f"o.{f.attr} = {f.default!r}"
-            else:
-                absent = f"o.{f.attr} = {c.const(f.default)}"
-            out += [
-                f"        v = get({f.wire!r}, _MISSING)",
-                "        if v is _MISSING:",
-                f"            {absent}",
-                "        else:",
-                "            n += 1",
-                f"            o.{f.attr} = {f.spec.expr(c, 'v')}",
-            ]
-        out += ["    except ValidationError:", f"        return {slow}(value)"]
-        if self.shapes:
-            test = " or ".join(
-                "(" + " and ".join(f"{w!r} in value" for w in shape) + ")"
-                for shape in self.shapes
-            )
-            out += [f"    if not ({test}):", f"        return {slow}(value)"]
-        out += [
-            "    if n == len(value):",
-            "        o._extra = {}",
-            "        o._present = frozenset(value)",
-            "    else:",
-        ]
-        if self.extra == "allow":
-            wires = c.const(self.wires)
-            out += [
-                "        extra = {k: x for k, x in value.items() if k not in %s}"
-                % wires,
-                "        o._extra = extra",
-                "        o._present = frozenset(value).difference(extra)",
-            ]
-        else:
-            out.append(f"        return {slow}(value)")
-        out.append("    return o")
-        return _lines(*out)
-
-    def interpret(self, value: Any) -> Any:
-        if type(value) is not dict:
-            raise ValidationError(f"expected object, got {_kind(value)}")
-        kwargs = {}
-        present = []
-        for f in self.fields:
-            raw = value.get(f.wire, _MISSING)
-            if raw is _MISSING:
-                if f.required:
-                    raise ValidationError(f"missing required member {f.wire!r}")
-                continue
-            present.append(f.wire)
-            try:
-                kwargs[f.attr] = f.spec.decode(raw)
-            except ValidationError as exc:
-                if not f.lenient:
-                    raise exc.at(f.wire) from None
-                kwargs[f.attr] = f.make_default()
-                if f.unset_on_error:
-                    present.pop()
-        if self.shapes and not any(
-            all(w in value for w in shape) for shape in self.shapes
-        ):
-            raise ValidationError(
-                "expected the members of one of: "
-                + "; ".join(", ".join(s) for s in self.shapes)
-            )
-        extra = {k: v for k, v in value.items() if k not in self.wires}
-        if extra and self.extra == "forbid":
-            raise ValidationError(f"unexpected member {sorted(extra)[0]!r}")
-        if extra and isinstance(self.extra, _Spec):
-            for key, item in extra.items():
-                try:
-                    self.extra.decode(item)
-                except ValidationError as exc:
-                    raise exc.at(key) from None
-        obj = self.cls(**kwargs)
-        obj._extra = extra
-        obj._present = frozenset(present)
-        return obj
-
-    def encode(self, obj: Any) -> dict[str, Any]:
-        fn = self.enc
-        if fn is None:
-            fn = self.enc = _COMPILER.compile(self, "encode")
-        return fn(obj)
-
-    def encode_source(self, c: _Compiler, name: str) -> str:
-        out = [f"def {name}(obj):", "    present = obj._present", "    out = {}"]
-        for f in self.fields:
-            value = f.spec.dump_expr(c, "v")
-            out.append(f"    v = obj.{f.attr}")
-            if f.always:
-                out.append(f"    out[{f.wire!r}] = {value}")
-                continue
-            unset = f.make_default()
-            if unset is None:
-                test = "v is not None"
-            else:
-                test = f"v != {c.const(unset)}"
-            out += [
-                f"    if {f.wire!r} in present or {test}:",
-                f"        out[{f.wire!r}] = {value}",
-            ]
-        out += [
-            "    if obj._extra:",
-            "        out.update(obj._extra)",
-            "    return out",
-        ]
-        return _lines(*out)
-
-    def interpret_encode(self, obj: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        present = obj._present
-        for f in self.fields:
-            value = getattr(obj, f.attr)
-            if f.always or f.wire in present or not f.is_default(value):
-                out[f.wire] = dump(value)
-        out.update(obj._extra)
-        return out
-
-
-class _Tagged(_Compiled):
-    """A tagged union: a known tag -> its variant (a malformed known variant is
-    rejected); an unknown string tag -> the open fallback, which keeps the whole
-    payload; no tag -> the untagged default variant."""
-
-    __slots__ = ("tag", "choices", "default", "fallback", "resolved")
-
-    def __init__(
-        self,
-        tag: str,
-        choices: dict[Any, str],
-        default: str | None = None,
-        fallback: str | None = None,
-    ) -> None:
-        self.tag = tag
-        self.choices = choices
-        self.default = default
-        self.fallback = fallback
-        self.resolved: dict[Any, _Spec] | None = None
-        super().__init__()
-
-    def decode_source(self, c: _Compiler, name: str) -> str:
-        choices = {k: c.compile(_SPECS[v]) for k, v in self.choices.items()}
-        return _lines(
-            f"def {name}(value):",
-            "    if type(value) is dict:",
-            f"        found = value.get({self.tag!r}, _MISSING)",
-            "        if type(found) is str or type(found) is int:",
-            f"            fn = {c.const(choices)}.get(found)",
-            "            if fn is not None:",
-            "                return fn(value)",
-            f"    return {c.const(self.interpret)}(value)",
-        )
-
-    def interpret(self, value: Any) -> Any:
-        if type(value) is not dict:
-            raise ValidationError(f"expected object, got {_kind(value)}")
-        resolved = self.resolved
-        if resolved is None:
-            resolved = self.resolved = {k: _SPECS[v] for k, v in self.choices.items()}
-        found = value.get(self.tag, _MISSING)
-        if found is not _MISSING and type(found) in (str, int) and found in resolved:
-            return resolved[found].decode(value)
-        if found is not _MISSING and self.fallback is not None and type(found) is str:
-            return _SPECS[self.fallback].decode(value)
-        if self.default is not None:
-            return _SPECS[self.default].decode(value)
-        if found is _MISSING:
-            raise ValidationError(f"missing discriminator {self.tag!r}")
-        expected = ", ".join(repr(k) for k in self.choices)
-        raise ValidationError(f"expected one of {expected}, got {found!r}").at(self.tag)
-
-
-def _lines(*lines: str) -> str:
-    return "\n".join(lines) + "\n"
-
-
-def _is(v: str, types: tuple[type, ...]) -> str:
-    """Source testing that the variable ``v`` has exactly one of ``types``."""
-    return " or ".join(f"type({v}) is {t.__name__}" for t in types)
-
-
-class _Compiler:
-    """Turns specs into Python functions on first use, as ``dataclasses`` writes
-    ``__init__``: one function per object, tagged union, list and map, with members
-    and scalar checks inlined. Only the happy path is compiled: a missing or invalid
-    member, an unknown tag, leniency or an unknown member the spec does not allow send
-    the whole value to the spec's interpreter, which raises the exact error (with its
-    path) or applies the fallback. Decoding has no side effects, so running it again
-    is safe."""
-
-    def __init__(self) -> None:
-        self.ns: dict[str, Any] = {
-            "ValidationError": ValidationError,
-            "_MISSING": _MISSING,
-            "_new": object.__new__,
-            "dump": dump,
-        }
-        self.names: dict[tuple[int, str], str] = {}
-
-    def const(self, value: Any) -> str:
-        name = f"_k{len(self.ns)}"
-        self.ns[name] = value
-        return name
-
-    def function(self, spec: _Spec, kind: str = "decode") -> str:
-        """The global name of ``spec``'s ``kind`` function; compiled when first called."""
-        key = (id(spec), kind)
-        name = self.names.get(key)
-        if name is None:
-            name = self.names[key] = f"_{kind[0]}{len(self.names)}"
-
-            def first(value: Any) -> Any:
-                return self.compile(spec, kind)(value)
-
-            self.ns[name] = first
-        return name
-
-    def compile(self, spec: _Spec, kind: str = "decode") -> Callable[[Any], Any]:
-        name = self.function(spec, kind)
-        fn = self.ns[name]
-        if fn.__name__ != name:
-            exec(getattr(spec, kind + "_source")(self, name), self.ns)
-            fn = self.ns[name]
-        return fn  # type: ignore[no-any-return]
-
-    def entry(self, spec: _Spec) -> Callable[[Any], Any]:
-        """A function decoding a whole value as ``spec`` (what ``load`` calls)."""
-        kind = "decode" if isinstance(spec, _Compiled) else "entry"
-        return self.compile(spec, kind)
-
-
-_SPECS: dict[str, _Spec] = {}
-_CLASS_SPECS: dict[type, _Obj] = {}
-_LOADERS: dict[Any, Callable[[Any], Any]] = {}
-_STR: Final = _Scalar((str,), "string")
-_INT: Final = _Scalar((int,), "integer")
-_FLOAT: Final = _Scalar((int, float), "number")
-_BOOL: Final = _Scalar((bool,), "boolean")
-_ANY: Final = _AnySpec()
-_NULL: Final = _Null()
-
-
-def _spec_of(tp: Any) -> _Spec:
-    try:
-        name = _TYPES.get(tp)
-    except TypeError:  # an unhashable typing object: not one of ours
-        name = None
-    if name is not None:
-        return _SPECS[name]
-    simple = {
-        str: _STR,
-        int: _INT,
-        float: _FLOAT,
-        bool: _BOOL,
-        type(None): _NULL,
-        None: _NULL,
-        Any: _ANY,
-    }
-    if tp in simple:
-        return simple[tp]
-    raise TypeError(f"{tp!r} is not a type of this module")
-
-
-def load(tp: Any, data: Any) -> Any:
-    """Validate ``data`` (parsed JSON) as ``tp`` (any exported name) and build it.
-
-    Raises :class:`ValidationError` (with the member's path) when it does not match."""
-    try:
-        fn = _LOADERS[tp]
-    except (KeyError, TypeError):  # not loaded yet, or an unhashable typing object
-        fn = _COMPILER.entry(_spec_of(tp))
-        try:
-            _LOADERS[tp] = fn
-        except TypeError:
-            pass
-    try:
-        return fn(data)
-    except ValidationError as exc:
-        raise exc.at(_label(tp)) from None
-
-
-def _label(tp: Any) -> str:
-    try:
-        name = _TYPES.get(tp)
-    except TypeError:
-        name = None
-    return name if name is not None else str(getattr(tp, "__name__", "value"))
-
-
-def dump(obj: Any) -> Any:
-    """The wire JSON value of ``obj``: wire names, only the members that were received
-    or set, unknown members kept."""
-    kind = type(obj)
-    if kind in (str, int, float, bool) or obj is None:
-        return obj
-    if kind is list or kind is tuple:
-        return [dump(item) for item in obj]
-    if kind is dict:
-        return {key: dump(value) for key, value in obj.items()}
-    spec = _CLASS_SPECS.get(kind)
-    if spec is None:
-        raise TypeError(f"cannot dump {kind.__name__}")
-    return spec.encode(obj)
-
-
-_COMPILER: Final = _Compiler()
+from dataclasses import field
+from typing import Annotated, Any, Final, Literal, Protocol, TypeAlias, cast
+
+from ._jsonrpc import Connection, MethodSpec, Rpc, RpcError
+from ._runtime import (
+    _ANY,
+    _BOOL,
+    _COMPILER,
+    _FLOAT,
+    _INT,
+    _NULL,
+    _STR,
+    AcpObject,
+    DataclassCodec,
+    Registry,
+    ValidationError,
+    _AnyOf,
+    _F,
+    _Lit,
+    _List,
+    _Map,
+    _Nullable,
+    _Obj,
+    _Scalar,
+    _Tuple,
+    acp_dataclass,
+    dump,
+)
+
+_REGISTRY: Final = Registry()
+_SPECS: Final = _REGISTRY.specs
+_Ref: Final = _REGISTRY.ref
+_Tagged: Final = _REGISTRY.tagged
+load: Final = _REGISTRY.load
+_CODEC: Final = DataclassCodec(_REGISTRY)
 
 
 # ---------------------------------------------------------------- classes
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class AgentCapabilities(AcpObject):
     """Capabilities supported by the agent.
 
@@ -785,7 +70,7 @@ class AgentCapabilities(AcpObject):
     """Prompt capabilities supported by the agent."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class AgentMessageChunkSessionUpdate(AcpObject):
     """A chunk of the agent's response being streamed."""
 
@@ -794,7 +79,7 @@ class AgentMessageChunkSessionUpdate(AcpObject):
     session_update: Literal["agent_message_chunk"] = "agent_message_chunk"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class AgentThoughtChunkSessionUpdate(AcpObject):
     """A chunk of the agent's internal reasoning being streamed."""
 
@@ -803,7 +88,7 @@ class AgentThoughtChunkSessionUpdate(AcpObject):
     session_update: Literal["agent_thought_chunk"] = "agent_thought_chunk"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class Annotations(AcpObject):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
@@ -814,7 +99,7 @@ class Annotations(AcpObject):
     priority: float | None = None
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class AudioContent(AcpObject):
     """Audio provided to or from an LLM."""
 
@@ -825,7 +110,7 @@ class AudioContent(AcpObject):
     mime_type: str
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class AudioContentBlock(AcpObject):
     """Audio data for transcription or analysis.
 
@@ -841,7 +126,7 @@ class AudioContentBlock(AcpObject):
     type_: Literal["audio"] = "audio"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class AuthMethod(AcpObject):
     """Describes an available authentication method."""
 
@@ -855,7 +140,7 @@ class AuthMethod(AcpObject):
     """Human-readable name of the authentication method."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class AuthenticateRequest(AcpObject):
     """Request parameters for the authenticate method.
 
@@ -868,7 +153,7 @@ class AuthenticateRequest(AcpObject):
     """
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class BlobResourceContents(AcpObject):
     """Binary resource contents."""
 
@@ -879,7 +164,7 @@ class BlobResourceContents(AcpObject):
     uri: str
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class SessionConfigBoolean(AcpObject):
     """A boolean on/off toggle session configuration option payload."""
 
@@ -887,7 +172,7 @@ class SessionConfigBoolean(AcpObject):
     """The current value of the boolean option."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class BooleanSessionConfigOption(SessionConfigBoolean):
     """Boolean on/off toggle."""
 
@@ -906,7 +191,7 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
     type_: Literal["boolean"] = "boolean"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class BooleanSetSessionConfigOptionRequest(AcpObject):
     """A boolean value (`type: "boolean"`)."""
 
@@ -922,7 +207,7 @@ class BooleanSetSessionConfigOptionRequest(AcpObject):
     type_: Literal["boolean"] = "boolean"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class CancelNotification(AcpObject):
     """Notification to cancel ongoing operations for a session.
 
@@ -933,7 +218,7 @@ class CancelNotification(AcpObject):
     """The ID of the session to cancel operations for."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class CancelledRequestPermissionOutcome(AcpObject):
     """The prompt turn was cancelled before the user responded.
 
@@ -947,7 +232,7 @@ class CancelledRequestPermissionOutcome(AcpObject):
     outcome: Literal["cancelled"] = "cancelled"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class ClientCapabilities(AcpObject):
     """Capabilities supported by the client.
 
@@ -973,7 +258,7 @@ class ClientCapabilities(AcpObject):
     """
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class ConfigOptionUpdate(AcpObject):
     """Session configuration options have been updated."""
 
@@ -981,14 +266,14 @@ class ConfigOptionUpdate(AcpObject):
     """The full set of configuration options and their current values."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class ConfigOptionUpdateSessionUpdate(ConfigOptionUpdate):
     """Session configuration options have been updated."""
 
     session_update: Literal["config_option_update"] = "config_option_update"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class ContentToolCallContent(AcpObject):
     """Standard content block (text, images, resources)."""
 
@@ -998,7 +283,7 @@ class ContentToolCallContent(AcpObject):
     type_: Literal["content"] = "content"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class DiffToolCallContent(AcpObject):
     """File modification shown as a diff."""
 
@@ -1014,7 +299,7 @@ class DiffToolCallContent(AcpObject):
     type_: Literal["diff"] = "diff"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class EmbeddedResource(AcpObject):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
@@ -1023,7 +308,7 @@ class EmbeddedResource(AcpObject):
     resource: EmbeddedResourceResource
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class EnvVariable(AcpObject):
     """An environment variable to set when launching an MCP server."""
 
@@ -1034,7 +319,7 @@ class EnvVariable(AcpObject):
     """The value to set for the environment variable."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class FileSystemCapability(AcpObject):
     """File system capabilities that a client may support.
 
@@ -1048,7 +333,7 @@ class FileSystemCapability(AcpObject):
     """Whether the Client supports `fs/write_text_file` requests."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class ImageContent(AcpObject):
     """An image provided to or from an LLM."""
 
@@ -1061,7 +346,7 @@ class ImageContent(AcpObject):
     uri: str | None = None
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class ImageContentBlock(AcpObject):
     """Images for visual context or analysis.
 
@@ -1079,7 +364,7 @@ class ImageContentBlock(AcpObject):
     type_: Literal["image"] = "image"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class InitializeRequest(AcpObject):
     """Request parameters for the initialize method.
 
@@ -1100,7 +385,7 @@ class InitializeRequest(AcpObject):
     """The latest protocol version supported by the client."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class InitializeResponse(AcpObject):
     """Response from the initialize method.
 
@@ -1135,7 +420,7 @@ class InitializeResponse(AcpObject):
     """
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class LoadSessionRequest(AcpObject):
     """Request parameters for loading an existing session.
 
@@ -1154,7 +439,7 @@ class LoadSessionRequest(AcpObject):
     """The ID of the session to load."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class McpServer(AcpObject):
     """Configuration for connecting to an MCP (Model Context Protocol) server.
 
@@ -1177,7 +462,7 @@ class McpServer(AcpObject):
     """Human-readable name identifying this MCP server."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class NewSessionRequest(AcpObject):
     """Request parameters for creating a new session.
 
@@ -1191,7 +476,7 @@ class NewSessionRequest(AcpObject):
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class NewSessionResponse(AcpObject):
     """Response from creating a new session.
 
@@ -1210,7 +495,7 @@ class NewSessionResponse(AcpObject):
     """
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class OtherContentBlock(AcpObject):
     """Custom or future content block.
 
@@ -1222,7 +507,7 @@ class OtherContentBlock(AcpObject):
     type_: str
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class OtherSessionConfigOption(AcpObject):
     """Custom or future session configuration option.
 
@@ -1246,7 +531,7 @@ class OtherSessionConfigOption(AcpObject):
     type_: str
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class OtherSessionUpdate(AcpObject):
     """Custom or future session update.
 
@@ -1258,7 +543,7 @@ class OtherSessionUpdate(AcpObject):
     session_update: str
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class OtherToolCallContent(AcpObject):
     """Custom or future tool call content.
 
@@ -1270,7 +555,7 @@ class OtherToolCallContent(AcpObject):
     type_: str
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class PermissionOption(AcpObject):
     """An option presented to the user when requesting permission."""
 
@@ -1284,7 +569,7 @@ class PermissionOption(AcpObject):
     """Unique identifier for this permission option."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class Plan(AcpObject):
     """An execution plan for accomplishing complex tasks.
 
@@ -1303,7 +588,7 @@ class Plan(AcpObject):
     """
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class PlanEntry(AcpObject):
     """A single entry in the execution plan.
 
@@ -1324,7 +609,7 @@ class PlanEntry(AcpObject):
     """Current execution status of this task."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class PlanSessionUpdate(AcpObject):
     """The agent's execution plan for complex tasks.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)
@@ -1340,7 +625,7 @@ class PlanSessionUpdate(AcpObject):
     session_update: Literal["plan"] = "plan"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class PromptCapabilities(AcpObject):
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
@@ -1370,7 +655,7 @@ class PromptCapabilities(AcpObject):
     """Agent supports `ContentBlock::Image`."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class PromptRequest(AcpObject):
     """Request parameters for sending a user prompt to the agent.
 
@@ -1399,7 +684,7 @@ class PromptRequest(AcpObject):
     """The ID of the session to send this user message to"""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class PromptResponse(AcpObject):
     """Response from processing a user prompt.
 
@@ -1410,7 +695,7 @@ class PromptResponse(AcpObject):
     """Indicates why the agent stopped processing the turn."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class ReadTextFileRequest(AcpObject):
     """Request to read content from a text file.
 
@@ -1430,14 +715,14 @@ class ReadTextFileRequest(AcpObject):
     """The session ID for this request."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class ReadTextFileResponse(AcpObject):
     """Response containing the contents of a text file."""
 
     content: str
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class RequestPermissionRequest(AcpObject):
     """Request for user permission to execute a tool call.
 
@@ -1456,7 +741,7 @@ class RequestPermissionRequest(AcpObject):
     """Details about the tool call requiring permission."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class RequestPermissionResponse(AcpObject):
     """Response to a permission request."""
 
@@ -1464,7 +749,7 @@ class RequestPermissionResponse(AcpObject):
     """The user's decision on the permission request."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class ResourceContentBlock(AcpObject):
     """Complete resource contents embedded directly in the message.
 
@@ -1480,7 +765,7 @@ class ResourceContentBlock(AcpObject):
     type_: Literal["resource"] = "resource"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class ResourceLink(AcpObject):
     """A resource that the server is capable of reading, included in a prompt or tool call result."""
 
@@ -1499,7 +784,7 @@ class ResourceLink(AcpObject):
     uri: str
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class ResourceLinkContentBlock(AcpObject):
     """References to resources that the agent can access.
 
@@ -1523,7 +808,7 @@ class ResourceLinkContentBlock(AcpObject):
     type_: Literal["resource_link"] = "resource_link"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class SessionConfigSelect(AcpObject):
     """A single-value selector (dropdown) session configuration option payload."""
 
@@ -1534,7 +819,7 @@ class SessionConfigSelect(AcpObject):
     """The available values for this option."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class SelectSessionConfigOption(SessionConfigSelect):
     """Single-value selector (dropdown)."""
 
@@ -1553,7 +838,7 @@ class SelectSessionConfigOption(SessionConfigSelect):
     type_: Literal["select"] = "select"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class SelectedRequestPermissionOutcome(AcpObject):
     """The user selected one of the provided options."""
 
@@ -1563,7 +848,7 @@ class SelectedRequestPermissionOutcome(AcpObject):
     outcome: Literal["selected"] = "selected"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class SessionConfigSelectOption(AcpObject):
     """A possible value for a session configuration option."""
 
@@ -1577,7 +862,7 @@ class SessionConfigSelectOption(AcpObject):
     """Optional description of what this value does."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class SessionNotification(AcpObject):
     """Notification containing a session update from the agent.
 
@@ -1593,7 +878,7 @@ class SessionNotification(AcpObject):
     """The actual update content."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class SetSessionConfigOptionResponse(AcpObject):
     """Response to `session/set_config_option` method.
 
@@ -1605,7 +890,7 @@ class SetSessionConfigOptionResponse(AcpObject):
     """The full set of configuration options and their current values."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class TerminalToolCallContent(AcpObject):
     """The ``terminal`` variant of :data:`ToolCallContent`."""
 
@@ -1614,7 +899,7 @@ class TerminalToolCallContent(AcpObject):
     type_: Literal["terminal"] = "terminal"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class TextContent(AcpObject):
     """Text provided to or from an LLM."""
 
@@ -1623,7 +908,7 @@ class TextContent(AcpObject):
     text: str
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class TextContentBlock(AcpObject):
     """Plain text content
 
@@ -1637,7 +922,7 @@ class TextContentBlock(AcpObject):
     type_: Literal["text"] = "text"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class TextResourceContents(AcpObject):
     """Text-based resource contents."""
 
@@ -1648,7 +933,7 @@ class TextResourceContents(AcpObject):
     uri: str
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class ToolCall(AcpObject):
     """Represents a tool call that the language model has requested.
 
@@ -1687,7 +972,7 @@ class ToolCall(AcpObject):
     """Unique identifier for this tool call within the session."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class ToolCallLocation(AcpObject):
     """A file location being accessed or modified by a tool.
 
@@ -1704,7 +989,7 @@ class ToolCallLocation(AcpObject):
     """The file path being accessed or modified."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class ToolCallSessionUpdate(AcpObject):
     """Notification that a new tool call has been initiated."""
 
@@ -1739,7 +1024,7 @@ class ToolCallSessionUpdate(AcpObject):
     session_update: Literal["tool_call"] = "tool_call"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class ToolCallUpdate(AcpObject):
     """An update to an existing tool call.
 
@@ -1774,7 +1059,7 @@ class ToolCallUpdate(AcpObject):
     """The ID of the tool call being updated."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class ToolCallUpdateSessionUpdate(AcpObject):
     """Update on the status or results of a tool call."""
 
@@ -1805,7 +1090,7 @@ class ToolCallUpdateSessionUpdate(AcpObject):
     session_update: Literal["tool_call_update"] = "tool_call_update"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class UserMessageChunkSessionUpdate(AcpObject):
     """A chunk of the user's message being streamed."""
 
@@ -1814,7 +1099,7 @@ class UserMessageChunkSessionUpdate(AcpObject):
     session_update: Literal["user_message_chunk"] = "user_message_chunk"
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class ValueIdSetSessionConfigOptionRequest(AcpObject):
     """A [`SessionConfigValueId`] string value.
 
@@ -1833,7 +1118,7 @@ class ValueIdSetSessionConfigOptionRequest(AcpObject):
     """The value ID."""
 
 
-@dataclass(slots=True, kw_only=True)
+@acp_dataclass
 class WriteTextFileRequest(AcpObject):
     """Request to write content to a text file.
 
@@ -3126,45 +2411,74 @@ _TYPES: Final[dict[Any, str]] = {
     ValueIdSetSessionConfigOptionRequest: "ValueIdSetSessionConfigOptionRequest",
     WriteTextFileRequest: "WriteTextFileRequest",
 }
+_REGISTRY.types.update(_TYPES)
 
 # ---------------------------------------------------------------- methods
-
-
-class MethodSpec(NamedTuple):
-    """A JSON-RPC method: its wire name, the side that implements it, and its types."""
-
-    method: str
-    side: str
-    kind: str
-    params: Any
-    result: Any
-
 
 PROTOCOL_VERSION: Final[int | None] = 1
 
 METHODS: Final[tuple[MethodSpec, ...]] = (
-    MethodSpec("authenticate", "agent", "request", AuthenticateRequest, None),
+    MethodSpec(
+        "authenticate", "agent", "request", AuthenticateRequest, None, "authenticate"
+    ),
     MethodSpec(
         "fs/read_text_file",
         "client",
         "request",
         ReadTextFileRequest,
         ReadTextFileResponse,
+        "fs_read_text_file",
     ),
-    MethodSpec("fs/write_text_file", "client", "request", WriteTextFileRequest, None),
-    MethodSpec("initialize", "agent", "request", InitializeRequest, InitializeResponse),
-    MethodSpec("session/cancel", "agent", "notification", CancelNotification, None),
-    MethodSpec("session/load", "agent", "request", LoadSessionRequest, None),
     MethodSpec(
-        "session/new", "agent", "request", NewSessionRequest, NewSessionResponse
+        "fs/write_text_file",
+        "client",
+        "request",
+        WriteTextFileRequest,
+        None,
+        "fs_write_text_file",
     ),
-    MethodSpec("session/prompt", "agent", "request", PromptRequest, PromptResponse),
+    MethodSpec(
+        "initialize",
+        "agent",
+        "request",
+        InitializeRequest,
+        InitializeResponse,
+        "initialize",
+    ),
+    MethodSpec(
+        "session/cancel",
+        "agent",
+        "notification",
+        CancelNotification,
+        None,
+        "session_cancel",
+    ),
+    MethodSpec(
+        "session/load", "agent", "request", LoadSessionRequest, None, "session_load"
+    ),
+    MethodSpec(
+        "session/new",
+        "agent",
+        "request",
+        NewSessionRequest,
+        NewSessionResponse,
+        "session_new",
+    ),
+    MethodSpec(
+        "session/prompt",
+        "agent",
+        "request",
+        PromptRequest,
+        PromptResponse,
+        "session_prompt",
+    ),
     MethodSpec(
         "session/request_permission",
         "client",
         "request",
         RequestPermissionRequest,
         RequestPermissionResponse,
+        "session_request_permission",
     ),
     MethodSpec(
         "session/set_config_option",
@@ -3172,8 +2486,16 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         "request",
         SetSessionConfigOptionRequest,
         SetSessionConfigOptionResponse,
+        "session_set_config_option",
     ),
-    MethodSpec("session/update", "client", "notification", SessionNotification, None),
+    MethodSpec(
+        "session/update",
+        "client",
+        "notification",
+        SessionNotification,
+        None,
+        "session_update",
+    ),
 )
 
 AGENT_METHODS: Final[dict[str, MethodSpec]] = {
@@ -3186,13 +2508,416 @@ PROTOCOL_METHODS: Final[dict[str, MethodSpec]] = {
     m.method: m for m in METHODS if m.side == "protocol"
 }
 
+RPC: Final = Rpc(METHODS, _CODEC, None)
+"""This module's frames: ``RPC.parse(line)`` gives a typed frame, ``RPC.encode(frame)``
+the wire line; ``RPC.connect(side, reader, writer)`` a :class:`Connection`."""
+
+
+# ---------------------------------------------------------------- interfaces
+
+
+class Agent(Protocol):
+    """What an ACP agent implements: one method per request it answers and
+    notification it receives, taking the params and returning the result. Subclass it
+    and override what you implement; a method left out is answered -32601 (method not
+    found) by the router, a notification left out is ignored."""
+
+    async def authenticate(self, params: AuthenticateRequest) -> Any:
+        """Authenticates the client using the specified authentication method.
+
+        Called when the agent requires authentication before allowing session creation.
+        The client provides the authentication method ID that was advertised during initialization.
+
+        After successful authentication, the client can proceed to create sessions with
+        `new_session` without receiving an `auth_required` error.
+
+        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
+        """
+        raise RpcError.method_not_found("authenticate")
+
+    async def initialize(self, params: InitializeRequest) -> InitializeResponse:
+        """Establishes the connection with a client and negotiates protocol capabilities.
+
+        This method is called once at the beginning of the connection to:
+
+        - Negotiate the protocol version to use
+        - Exchange capability information between client and agent
+        - Determine available authentication methods
+
+        The agent should respond with its supported protocol version and capabilities.
+
+        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
+        """
+        raise RpcError.method_not_found("initialize")
+
+    async def session_cancel(self, params: CancelNotification) -> None:
+        """Cancels ongoing operations for a session.
+
+        This is a notification sent by the client to cancel an ongoing prompt turn.
+
+        Upon receiving this notification, the Agent SHOULD:
+
+        - Stop all language model requests as soon as possible
+        - Abort all tool call invocations in progress
+        - Send any pending `session/update` notifications
+        - Respond to the original `session/prompt` request with `StopReason::Cancelled`
+
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
+        """
+        return None
+
+    async def session_load(self, params: LoadSessionRequest) -> Any:
+        """Loads an existing session to resume a previous conversation.
+
+        This method is only available if the agent advertises the `loadSession` capability.
+
+        The agent should:
+
+        - Restore the session context and conversation history
+        - Connect to the specified MCP servers
+        - Stream the entire conversation history back to the client via notifications
+
+        See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)
+        """
+        raise RpcError.method_not_found("session/load")
+
+    async def session_new(self, params: NewSessionRequest) -> NewSessionResponse:
+        """Creates a new conversation session with the agent.
+
+        Sessions represent independent conversation contexts with their own history and state.
+
+        The agent should:
+
+        - Create a new session context
+        - Connect to any specified MCP servers
+        - Return a unique session ID for future requests
+
+        May return an `auth_required` error if the agent requires authentication.
+
+        See protocol docs: [Session Setup](https://agentclientprotocol.com/protocol/session-setup)
+        """
+        raise RpcError.method_not_found("session/new")
+
+    async def session_prompt(self, params: PromptRequest) -> PromptResponse:
+        """Processes a user prompt within a session.
+
+        This method handles the whole lifecycle of a prompt:
+
+        - Receives user messages with optional context (files, images, etc.)
+        - Processes the prompt using language models
+        - Reports language model content and tool calls to the Clients
+        - Requests permission to run tools
+        - Executes any requested tool calls
+        - Returns when the turn is complete with a stop reason
+
+        See protocol docs: [Prompt Turn](https://agentclientprotocol.com/protocol/prompt-turn)
+        """
+        raise RpcError.method_not_found("session/prompt")
+
+    async def session_set_config_option(
+        self, params: SetSessionConfigOptionRequest
+    ) -> SetSessionConfigOptionResponse:
+        """Sets the current value for a session configuration option.
+
+        The Agent MUST respond with the complete list of all configuration options and
+        their current values.
+
+        See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/session-config-options)
+        """
+        raise RpcError.method_not_found("session/set_config_option")
+
+    async def extension_request(self, method: str, params: Any) -> Any:
+        """A request whose method starts with ``_``, with its params as received."""
+        raise RpcError.method_not_found(method)
+
+    async def extension_notification(self, method: str, params: Any) -> None:
+        """A notification whose method starts with ``_``, with its params as received."""
+        return None
+
+
+class RemoteAgent:
+    """The agent at the other end of a :class:`Connection`: each method sends
+    its request and returns the result, validated as the method's result type (or sends
+    its notification). A peer's error response raises :class:`RpcError`."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    async def authenticate(self, params: AuthenticateRequest) -> Any:
+        """Authenticates the client using the specified authentication method.
+
+        Called when the agent requires authentication before allowing session creation.
+        The client provides the authentication method ID that was advertised during initialization.
+
+        After successful authentication, the client can proceed to create sessions with
+        `new_session` without receiving an `auth_required` error.
+
+        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
+        """
+        return await self.conn.request("authenticate", params)
+
+    async def initialize(self, params: InitializeRequest) -> InitializeResponse:
+        """Establishes the connection with a client and negotiates protocol capabilities.
+
+        This method is called once at the beginning of the connection to:
+
+        - Negotiate the protocol version to use
+        - Exchange capability information between client and agent
+        - Determine available authentication methods
+
+        The agent should respond with its supported protocol version and capabilities.
+
+        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
+        """
+        return cast("InitializeResponse", await self.conn.request("initialize", params))
+
+    async def session_cancel(self, params: CancelNotification) -> None:
+        """Cancels ongoing operations for a session.
+
+        This is a notification sent by the client to cancel an ongoing prompt turn.
+
+        Upon receiving this notification, the Agent SHOULD:
+
+        - Stop all language model requests as soon as possible
+        - Abort all tool call invocations in progress
+        - Send any pending `session/update` notifications
+        - Respond to the original `session/prompt` request with `StopReason::Cancelled`
+
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
+        """
+        await self.conn.notify("session/cancel", params)
+
+    async def session_load(self, params: LoadSessionRequest) -> Any:
+        """Loads an existing session to resume a previous conversation.
+
+        This method is only available if the agent advertises the `loadSession` capability.
+
+        The agent should:
+
+        - Restore the session context and conversation history
+        - Connect to the specified MCP servers
+        - Stream the entire conversation history back to the client via notifications
+
+        See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)
+        """
+        return await self.conn.request("session/load", params)
+
+    async def session_new(self, params: NewSessionRequest) -> NewSessionResponse:
+        """Creates a new conversation session with the agent.
+
+        Sessions represent independent conversation contexts with their own history and state.
+
+        The agent should:
+
+        - Create a new session context
+        - Connect to any specified MCP servers
+        - Return a unique session ID for future requests
+
+        May return an `auth_required` error if the agent requires authentication.
+
+        See protocol docs: [Session Setup](https://agentclientprotocol.com/protocol/session-setup)
+        """
+        return cast(
+            "NewSessionResponse", await self.conn.request("session/new", params)
+        )
+
+    async def session_prompt(self, params: PromptRequest) -> PromptResponse:
+        """Processes a user prompt within a session.
+
+        This method handles the whole lifecycle of a prompt:
+
+        - Receives user messages with optional context (files, images, etc.)
+        - Processes the prompt using language models
+        - Reports language model content and tool calls to the Clients
+        - Requests permission to run tools
+        - Executes any requested tool calls
+        - Returns when the turn is complete with a stop reason
+
+        See protocol docs: [Prompt Turn](https://agentclientprotocol.com/protocol/prompt-turn)
+        """
+        return cast("PromptResponse", await self.conn.request("session/prompt", params))
+
+    async def session_set_config_option(
+        self, params: SetSessionConfigOptionRequest
+    ) -> SetSessionConfigOptionResponse:
+        """Sets the current value for a session configuration option.
+
+        The Agent MUST respond with the complete list of all configuration options and
+        their current values.
+
+        See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/session-config-options)
+        """
+        return cast(
+            "SetSessionConfigOptionResponse",
+            await self.conn.request("session/set_config_option", params),
+        )
+
+    async def extension_request(self, method: str, params: Any) -> Any:
+        """Send an extension request (``method`` starts with ``_``)."""
+        return await self.conn.request(method, params)
+
+    async def extension_notification(self, method: str, params: Any) -> None:
+        """Send an extension notification (``method`` starts with ``_``)."""
+        await self.conn.notify(method, params)
+
+
+class Client(Protocol):
+    """What an ACP client implements: one method per request it answers and
+    notification it receives, taking the params and returning the result. Subclass it
+    and override what you implement; a method left out is answered -32601 (method not
+    found) by the router, a notification left out is ignored."""
+
+    async def fs_read_text_file(
+        self, params: ReadTextFileRequest
+    ) -> ReadTextFileResponse:
+        """Reads content from a text file in the client's file system.
+
+        Only available if the client advertises the `fs.readTextFile` capability.
+        Allows the agent to access file contents within the client's environment.
+
+        See protocol docs: [Client](https://agentclientprotocol.com/protocol/overview#client)
+        """
+        raise RpcError.method_not_found("fs/read_text_file")
+
+    async def fs_write_text_file(self, params: WriteTextFileRequest) -> Any:
+        """Writes content to a text file in the client's file system.
+
+        Only available if the client advertises the `fs.writeTextFile` capability.
+        Allows the agent to create or modify files within the client's environment.
+
+        See protocol docs: [Client](https://agentclientprotocol.com/protocol/overview#client)
+        """
+        raise RpcError.method_not_found("fs/write_text_file")
+
+    async def session_request_permission(
+        self, params: RequestPermissionRequest
+    ) -> RequestPermissionResponse:
+        """Requests permission from the user for a tool call operation.
+
+        Called by the agent when it needs user authorization before executing
+        a potentially sensitive operation. The client should present the options
+        to the user and return their decision.
+
+        If the client cancels the prompt turn via `session/cancel`, it MUST
+        respond to this request with `RequestPermissionOutcome::Cancelled`.
+
+        See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
+        """
+        raise RpcError.method_not_found("session/request_permission")
+
+    async def session_update(self, params: SessionNotification) -> None:
+        """Handles session update notifications from the agent.
+
+        This is a notification endpoint (no response expected) that receives
+        real-time updates about session progress, including message chunks,
+        tool calls, and execution plans.
+
+        Note: Clients SHOULD continue accepting tool call updates even after
+        sending a `session/cancel` notification, as the agent may send final
+        updates before responding with the cancelled stop reason.
+
+        See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
+        """
+        return None
+
+    async def extension_request(self, method: str, params: Any) -> Any:
+        """A request whose method starts with ``_``, with its params as received."""
+        raise RpcError.method_not_found(method)
+
+    async def extension_notification(self, method: str, params: Any) -> None:
+        """A notification whose method starts with ``_``, with its params as received."""
+        return None
+
+
+class RemoteClient:
+    """The client at the other end of a :class:`Connection`: each method sends
+    its request and returns the result, validated as the method's result type (or sends
+    its notification). A peer's error response raises :class:`RpcError`."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    async def fs_read_text_file(
+        self, params: ReadTextFileRequest
+    ) -> ReadTextFileResponse:
+        """Reads content from a text file in the client's file system.
+
+        Only available if the client advertises the `fs.readTextFile` capability.
+        Allows the agent to access file contents within the client's environment.
+
+        See protocol docs: [Client](https://agentclientprotocol.com/protocol/overview#client)
+        """
+        return cast(
+            "ReadTextFileResponse", await self.conn.request("fs/read_text_file", params)
+        )
+
+    async def fs_write_text_file(self, params: WriteTextFileRequest) -> Any:
+        """Writes content to a text file in the client's file system.
+
+        Only available if the client advertises the `fs.writeTextFile` capability.
+        Allows the agent to create or modify files within the client's environment.
+
+        See protocol docs: [Client](https://agentclientprotocol.com/protocol/overview#client)
+        """
+        return await self.conn.request("fs/write_text_file", params)
+
+    async def session_request_permission(
+        self, params: RequestPermissionRequest
+    ) -> RequestPermissionResponse:
+        """Requests permission from the user for a tool call operation.
+
+        Called by the agent when it needs user authorization before executing
+        a potentially sensitive operation. The client should present the options
+        to the user and return their decision.
+
+        If the client cancels the prompt turn via `session/cancel`, it MUST
+        respond to this request with `RequestPermissionOutcome::Cancelled`.
+
+        See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
+        """
+        return cast(
+            "RequestPermissionResponse",
+            await self.conn.request("session/request_permission", params),
+        )
+
+    async def session_update(self, params: SessionNotification) -> None:
+        """Handles session update notifications from the agent.
+
+        This is a notification endpoint (no response expected) that receives
+        real-time updates about session progress, including message chunks,
+        tool calls, and execution plans.
+
+        Note: Clients SHOULD continue accepting tool call updates even after
+        sending a `session/cancel` notification, as the agent may send final
+        updates before responding with the cancelled stop reason.
+
+        See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
+        """
+        await self.conn.notify("session/update", params)
+
+    async def extension_request(self, method: str, params: Any) -> Any:
+        """Send an extension request (``method`` starts with ``_``)."""
+        return await self.conn.request(method, params)
+
+    async def extension_notification(self, method: str, params: Any) -> None:
+        """Send an extension notification (``method`` starts with ``_``)."""
+        await self.conn.notify(method, params)
+
+
 __all__ = [
     "AGENT_METHODS",
+    "Agent",
     "CLIENT_METHODS",
+    "Client",
+    "Connection",
     "METHODS",
     "MethodSpec",
     "PROTOCOL_METHODS",
     "PROTOCOL_VERSION",
+    "RPC",
+    "RemoteAgent",
+    "RemoteClient",
+    "RpcError",
     "AcpObject",
     "AgentCapabilities",
     "AgentMessageChunkSessionUpdate",

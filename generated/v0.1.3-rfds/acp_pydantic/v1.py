@@ -3,135 +3,29 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 1134a8a4759609ed50cf8895212d5847dee88cb327020c2512de1849089da841
+# input-hash: 12c9aa434f67cb623100ed3a20ad1ef7dc8cb502b69d625610c92ca6a79962d4
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Final, Literal, NamedTuple, Self, TypeAlias, Union
+from typing import Any, ClassVar, Final, Literal, Protocol, Self, TypeAlias, Union, cast
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Field,
-    GetCoreSchemaHandler,
-    Tag,
-    TypeAdapter,
-    model_validator,
-)
-from pydantic_core import CoreSchema, core_schema
+from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter, model_validator
 from typing_extensions import Annotated
 
+from ._jsonrpc import Connection, MethodSpec, Rpc, RpcError
+from ._runtime import (
+    _NON_NULL,
+    _SKIP_INVALID,
+    AcpBaseModel,
+    PydanticCodec,
+    _OnErrorDefault,
+    _require_shape,
+    _route,
+    _unset_invalid,
+)
 
-class AcpBaseModel(BaseModel):
-    """Base of every generated model: wire names on the wire, snake_case in Python.
-
-    Unknown members are kept (ACP objects are open), validation is strict (no
-    ``"yes"`` -> ``True``), and ``model_dump(exclude_unset=True)`` gives back exactly
-    what was received. Validators are built on a model's first use, not at import
-    (``defer_build``): importing the module stays cheap.
-    """
-
-    model_config = ConfigDict(
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-        extra="allow",
-        strict=True,
-        defer_build=True,
-    )
-
-
-class _OnErrorDefault:
-    """``x-deserialize-default-on-error``: an invalid value becomes the default."""
-
-    __slots__ = ("default", "factory")
-
-    def __init__(
-        self, default: Any = None, factory: Callable[[], Any] | None = None
-    ) -> None:
-        self.default = default
-        self.factory = factory
-
-    def __get_pydantic_core_schema__(
-        self, source: Any, handler: GetCoreSchemaHandler
-    ) -> CoreSchema:
-        schema = handler(source)
-        if self.factory is not None:
-            return core_schema.with_default_schema(
-                schema, default_factory=self.factory, on_error="default"
-            )
-        return core_schema.with_default_schema(
-            schema, default=self.default, on_error="default"
-        )
-
-
-class _SkipInvalid:
-    """``x-deserialize-skip-invalid-items``: an invalid array item is dropped."""
-
-    def __get_pydantic_core_schema__(
-        self, source: Any, handler: GetCoreSchemaHandler
-    ) -> CoreSchema:
-        return core_schema.with_default_schema(handler(source), on_error="omit")
-
-
-class _NonNull:
-    """An optional member that may be absent but not ``null``."""
-
-    def __get_pydantic_core_schema__(
-        self, source: Any, handler: GetCoreSchemaHandler
-    ) -> CoreSchema:
-        schema = handler(source)
-        if schema.get("type") == "nullable":
-            return schema["schema"]  # type: ignore[no-any-return]
-        return schema
-
-
-_SKIP_INVALID: Final = _SkipInvalid()
-_NON_NULL: Final = _NonNull()
-_MISSING: Final = object()
-
-
-def _route(
-    tag: str, attr: str, known: frozenset[Any], *, default: bool, fallback: bool
-) -> Callable[[Any], str | None]:
-    """Dispatch a tagged union: a known tag -> its variant; an unknown string tag ->
-    the open fallback; no tag, or an unknown one when there is no fallback -> the
-    untagged default variant (its schema does not constrain the tag). A malformed
-    *known* variant is still validated as that variant, and rejected."""
-
-    def route(value: Any) -> str | None:
-        if isinstance(value, dict):
-            found = value.get(tag, _MISSING)
-        else:
-            found = getattr(value, attr, _MISSING)
-        if found is _MISSING:
-            return "<default>" if default else None
-        if type(found) in (str, int) and found in known:
-            return str(found)
-        if fallback and isinstance(found, str):
-            return "<fallback>"
-        return "<default>" if default else None
-
-    return route
-
-
-def _unset_invalid(model: BaseModel, attrs: tuple[str, ...]) -> None:
-    """Optional members that cannot be ``null`` and held an invalid value (``None`` by
-    ``x-deserialize-default-on-error``) are left unset, so the model gives back a valid
-    message without them, as the SDK's serde does."""
-    for attr in attrs:
-        if getattr(model, attr) is None:
-            model.model_fields_set.discard(attr)
-
-
-def _require_shape(
-    model: BaseModel, shapes: tuple[tuple[str, ...], ...], names: tuple[str, ...]
-) -> None:
-    present = model.model_fields_set
-    if not any(all(attr in present for attr in shape) for shape in shapes):
-        raise ValueError("expected the members of one of: " + ", ".join(names))
+_CODEC: Final = PydanticCodec()
 
 
 # ---------------------------------------------------------------- classes
@@ -163,15 +57,23 @@ class AgentCapabilities(AcpBaseModel):
 class AgentMessageChunkSessionUpdate(AcpBaseModel):
     """A chunk of the agent's response being streamed."""
 
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+
     content: ContentBlock
-    session_update: Literal["agent_message_chunk"] = Field(alias="sessionUpdate")
+    session_update: Literal["agent_message_chunk"] = Field(
+        default="agent_message_chunk", alias="sessionUpdate"
+    )
 
 
 class AgentThoughtChunkSessionUpdate(AcpBaseModel):
     """A chunk of the agent's internal reasoning being streamed."""
 
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+
     content: ContentBlock
-    session_update: Literal["agent_thought_chunk"] = Field(alias="sessionUpdate")
+    session_update: Literal["agent_thought_chunk"] = Field(
+        default="agent_thought_chunk", alias="sessionUpdate"
+    )
 
 
 class Annotations(AcpBaseModel):
@@ -179,7 +81,7 @@ class Annotations(AcpBaseModel):
 
     audience: list[Role] | None = None
     last_modified: str | None = Field(default=None, alias="lastModified")
-    priority: float | None = None
+    priority: int | float | None = None
 
 
 class AudioContent(AcpBaseModel):
@@ -196,10 +98,12 @@ class AudioContentBlock(AcpBaseModel):
     Requires the `audio` prompt capability when included in prompts.
     """
 
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+
     annotations: Annotations | None = None
     data: str
     mime_type: str = Field(alias="mimeType")
-    type_: Literal["audio"] = Field(alias="type")
+    type_: Literal["audio"] = Field(default="audio", alias="type")
 
 
 class AuthMethod(AcpBaseModel):
@@ -246,6 +150,8 @@ class SessionConfigBoolean(AcpBaseModel):
 class BooleanSessionConfigOption(SessionConfigBoolean):
     """Boolean on/off toggle."""
 
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+
     id: SessionConfigId = Field(
         description="Unique identifier for this configuration option. Used when setting values."
     )
@@ -258,11 +164,13 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
         default=None,
         description="Optional semantic category to help Clients provide consistent UX.",
     )
-    type_: Literal["boolean"] = Field(alias="type")
+    type_: Literal["boolean"] = Field(default="boolean", alias="type")
 
 
 class BooleanSetSessionConfigOptionRequest(AcpBaseModel):
     """A boolean value (`type: "boolean"`)."""
+
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
 
     session_id: SessionId = Field(
         alias="sessionId",
@@ -272,7 +180,7 @@ class BooleanSetSessionConfigOptionRequest(AcpBaseModel):
         alias="configId", description="The `id` of the configuration option to change."
     )
     value: bool = Field(description="The boolean value.")
-    type_: Literal["boolean"] = Field(alias="type")
+    type_: Literal["boolean"] = Field(default="boolean", alias="type")
 
 
 class CancelNotification(AcpBaseModel):
@@ -296,7 +204,9 @@ class CancelledRequestPermissionOutcome(AcpBaseModel):
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
     """
 
-    outcome: Literal["cancelled"]
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("outcome",)
+
+    outcome: Literal["cancelled"] = "cancelled"
 
 
 class ClientCapabilities(AcpBaseModel):
@@ -332,18 +242,26 @@ class ConfigOptionUpdate(AcpBaseModel):
 class ConfigOptionUpdateSessionUpdate(ConfigOptionUpdate):
     """Session configuration options have been updated."""
 
-    session_update: Literal["config_option_update"] = Field(alias="sessionUpdate")
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+
+    session_update: Literal["config_option_update"] = Field(
+        default="config_option_update", alias="sessionUpdate"
+    )
 
 
 class ContentToolCallContent(AcpBaseModel):
     """Standard content block (text, images, resources)."""
 
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+
     content: ContentBlock = Field(description="The actual content block.")
-    type_: Literal["content"] = Field(alias="type")
+    type_: Literal["content"] = Field(default="content", alias="type")
 
 
 class DiffToolCallContent(AcpBaseModel):
     """File modification shown as a diff."""
+
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
 
     new_text: str = Field(
         alias="newText", description="The new content after modification."
@@ -354,7 +272,7 @@ class DiffToolCallContent(AcpBaseModel):
         description="The original content (None for new files).",
     )
     path: str = Field(description="The file path being modified.")
-    type_: Literal["diff"] = Field(alias="type")
+    type_: Literal["diff"] = Field(default="diff", alias="type")
 
 
 class EmbeddedResource(AcpBaseModel):
@@ -404,11 +322,13 @@ class ImageContentBlock(AcpBaseModel):
     Requires the `image` prompt capability when included in prompts.
     """
 
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+
     annotations: Annotations | None = None
     data: str
     mime_type: str = Field(alias="mimeType")
     uri: str | None = None
-    type_: Literal["image"] = Field(alias="type")
+    type_: Literal["image"] = Field(default="image", alias="type")
 
 
 class InitializeRequest(AcpBaseModel):
@@ -641,10 +561,12 @@ class PlanSessionUpdate(AcpBaseModel):
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)
     """
 
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+
     entries: list[PlanEntry] = Field(
         description="The list of tasks to be accomplished.\n\nWhen updating a plan, the agent must send a complete list of all entries\nwith their current status. The client replaces the entire plan with each update."
     )
-    session_update: Literal["plan"] = Field(alias="sessionUpdate")
+    session_update: Literal["plan"] = Field(default="plan", alias="sessionUpdate")
 
 
 class PromptCapabilities(AcpBaseModel):
@@ -765,9 +687,11 @@ class ResourceContentBlock(AcpBaseModel):
     Requires the `embeddedContext` prompt capability when included in prompts.
     """
 
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+
     annotations: Annotations | None = None
     resource: EmbeddedResourceResource
-    type_: Literal["resource"] = Field(alias="type")
+    type_: Literal["resource"] = Field(default="resource", alias="type")
 
 
 class ResourceLink(AcpBaseModel):
@@ -788,6 +712,8 @@ class ResourceLinkContentBlock(AcpBaseModel):
     All agents MUST support resource links in prompts.
     """
 
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+
     annotations: Annotations | None = None
     description: str | None = None
     mime_type: str | None = Field(default=None, alias="mimeType")
@@ -795,7 +721,7 @@ class ResourceLinkContentBlock(AcpBaseModel):
     size: int | None = None
     title: str | None = None
     uri: str
-    type_: Literal["resource_link"] = Field(alias="type")
+    type_: Literal["resource_link"] = Field(default="resource_link", alias="type")
 
 
 class SessionConfigSelect(AcpBaseModel):
@@ -813,6 +739,8 @@ class SessionConfigSelect(AcpBaseModel):
 class SelectSessionConfigOption(SessionConfigSelect):
     """Single-value selector (dropdown)."""
 
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+
     id: SessionConfigId = Field(
         description="Unique identifier for this configuration option. Used when setting values."
     )
@@ -825,16 +753,18 @@ class SelectSessionConfigOption(SessionConfigSelect):
         default=None,
         description="Optional semantic category to help Clients provide consistent UX.",
     )
-    type_: Literal["select"] = Field(alias="type")
+    type_: Literal["select"] = Field(default="select", alias="type")
 
 
 class SelectedRequestPermissionOutcome(AcpBaseModel):
     """The user selected one of the provided options."""
 
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("outcome",)
+
     option_id: PermissionOptionId = Field(
         alias="optionId", description="The ID of the option the user selected."
     )
-    outcome: Literal["selected"]
+    outcome: Literal["selected"] = "selected"
 
 
 class SessionConfigSelectOption(AcpBaseModel):
@@ -879,8 +809,10 @@ class SetSessionConfigOptionResponse(AcpBaseModel):
 class TerminalToolCallContent(AcpBaseModel):
     """The ``terminal`` variant of :data:`ToolCallContent`."""
 
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+
     terminal_id: str = Field(alias="terminalId")
-    type_: Literal["terminal"] = Field(alias="type")
+    type_: Literal["terminal"] = Field(default="terminal", alias="type")
 
 
 class TextContent(AcpBaseModel):
@@ -896,9 +828,11 @@ class TextContentBlock(AcpBaseModel):
     All agents MUST support text content blocks in prompts.
     """
 
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+
     annotations: Annotations | None = None
     text: str
-    type_: Literal["text"] = Field(alias="type")
+    type_: Literal["text"] = Field(default="text", alias="type")
 
 
 class TextResourceContents(AcpBaseModel):
@@ -967,6 +901,8 @@ class ToolCallLocation(AcpBaseModel):
 class ToolCallSessionUpdate(AcpBaseModel):
     """Notification that a new tool call has been initiated."""
 
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+
     content: Annotated[list[ToolCallContent] | None, _NON_NULL] = Field(
         default=None, description="Content produced by the tool call."
     )
@@ -996,7 +932,9 @@ class ToolCallSessionUpdate(AcpBaseModel):
         alias="toolCallId",
         description="Unique identifier for this tool call within the session.",
     )
-    session_update: Literal["tool_call"] = Field(alias="sessionUpdate")
+    session_update: Literal["tool_call"] = Field(
+        default="tool_call", alias="sessionUpdate"
+    )
 
 
 class ToolCallUpdate(AcpBaseModel):
@@ -1035,6 +973,8 @@ class ToolCallUpdate(AcpBaseModel):
 class ToolCallUpdateSessionUpdate(AcpBaseModel):
     """Update on the status or results of a tool call."""
 
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+
     content: list[ToolCallContent] | None = Field(
         default=None, description="Replace the content collection."
     )
@@ -1057,14 +997,20 @@ class ToolCallUpdateSessionUpdate(AcpBaseModel):
     tool_call_id: ToolCallId = Field(
         alias="toolCallId", description="The ID of the tool call being updated."
     )
-    session_update: Literal["tool_call_update"] = Field(alias="sessionUpdate")
+    session_update: Literal["tool_call_update"] = Field(
+        default="tool_call_update", alias="sessionUpdate"
+    )
 
 
 class UserMessageChunkSessionUpdate(AcpBaseModel):
     """A chunk of the user's message being streamed."""
 
+    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+
     content: ContentBlock
-    session_update: Literal["user_message_chunk"] = Field(alias="sessionUpdate")
+    session_update: Literal["user_message_chunk"] = Field(
+        default="user_message_chunk", alias="sessionUpdate"
+    )
 
 
 class ValueIdSetSessionConfigOptionRequest(AcpBaseModel):
@@ -1401,42 +1347,70 @@ See protocol docs: [Creating](https://agentclientprotocol.com/protocol/tool-call
 
 # ---------------------------------------------------------------- methods
 
-
-class MethodSpec(NamedTuple):
-    """A JSON-RPC method: its wire name, the side that implements it, and its types."""
-
-    method: str
-    side: str
-    kind: str
-    params: Any
-    result: Any
-
-
 PROTOCOL_VERSION: Final[int | None] = 1
 
 METHODS: Final[tuple[MethodSpec, ...]] = (
-    MethodSpec("authenticate", "agent", "request", AuthenticateRequest, None),
+    MethodSpec(
+        "authenticate", "agent", "request", AuthenticateRequest, None, "authenticate"
+    ),
     MethodSpec(
         "fs/read_text_file",
         "client",
         "request",
         ReadTextFileRequest,
         ReadTextFileResponse,
+        "fs_read_text_file",
     ),
-    MethodSpec("fs/write_text_file", "client", "request", WriteTextFileRequest, None),
-    MethodSpec("initialize", "agent", "request", InitializeRequest, InitializeResponse),
-    MethodSpec("session/cancel", "agent", "notification", CancelNotification, None),
-    MethodSpec("session/load", "agent", "request", LoadSessionRequest, None),
     MethodSpec(
-        "session/new", "agent", "request", NewSessionRequest, NewSessionResponse
+        "fs/write_text_file",
+        "client",
+        "request",
+        WriteTextFileRequest,
+        None,
+        "fs_write_text_file",
     ),
-    MethodSpec("session/prompt", "agent", "request", PromptRequest, PromptResponse),
+    MethodSpec(
+        "initialize",
+        "agent",
+        "request",
+        InitializeRequest,
+        InitializeResponse,
+        "initialize",
+    ),
+    MethodSpec(
+        "session/cancel",
+        "agent",
+        "notification",
+        CancelNotification,
+        None,
+        "session_cancel",
+    ),
+    MethodSpec(
+        "session/load", "agent", "request", LoadSessionRequest, None, "session_load"
+    ),
+    MethodSpec(
+        "session/new",
+        "agent",
+        "request",
+        NewSessionRequest,
+        NewSessionResponse,
+        "session_new",
+    ),
+    MethodSpec(
+        "session/prompt",
+        "agent",
+        "request",
+        PromptRequest,
+        PromptResponse,
+        "session_prompt",
+    ),
     MethodSpec(
         "session/request_permission",
         "client",
         "request",
         RequestPermissionRequest,
         RequestPermissionResponse,
+        "session_request_permission",
     ),
     MethodSpec(
         "session/set_config_option",
@@ -1444,8 +1418,16 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         "request",
         SetSessionConfigOptionRequest,
         SetSessionConfigOptionResponse,
+        "session_set_config_option",
     ),
-    MethodSpec("session/update", "client", "notification", SessionNotification, None),
+    MethodSpec(
+        "session/update",
+        "client",
+        "notification",
+        SessionNotification,
+        None,
+        "session_update",
+    ),
 )
 
 AGENT_METHODS: Final[dict[str, MethodSpec]] = {
@@ -1458,13 +1440,416 @@ PROTOCOL_METHODS: Final[dict[str, MethodSpec]] = {
     m.method: m for m in METHODS if m.side == "protocol"
 }
 
+RPC: Final = Rpc(METHODS, _CODEC, None)
+"""This module's frames: ``RPC.parse(line)`` gives a typed frame, ``RPC.encode(frame)``
+the wire line; ``RPC.connect(side, reader, writer)`` a :class:`Connection`."""
+
+
+# ---------------------------------------------------------------- interfaces
+
+
+class Agent(Protocol):
+    """What an ACP agent implements: one method per request it answers and
+    notification it receives, taking the params and returning the result. Subclass it
+    and override what you implement; a method left out is answered -32601 (method not
+    found) by the router, a notification left out is ignored."""
+
+    async def authenticate(self, params: AuthenticateRequest) -> Any:
+        """Authenticates the client using the specified authentication method.
+
+        Called when the agent requires authentication before allowing session creation.
+        The client provides the authentication method ID that was advertised during initialization.
+
+        After successful authentication, the client can proceed to create sessions with
+        `new_session` without receiving an `auth_required` error.
+
+        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
+        """
+        raise RpcError.method_not_found("authenticate")
+
+    async def initialize(self, params: InitializeRequest) -> InitializeResponse:
+        """Establishes the connection with a client and negotiates protocol capabilities.
+
+        This method is called once at the beginning of the connection to:
+
+        - Negotiate the protocol version to use
+        - Exchange capability information between client and agent
+        - Determine available authentication methods
+
+        The agent should respond with its supported protocol version and capabilities.
+
+        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
+        """
+        raise RpcError.method_not_found("initialize")
+
+    async def session_cancel(self, params: CancelNotification) -> None:
+        """Cancels ongoing operations for a session.
+
+        This is a notification sent by the client to cancel an ongoing prompt turn.
+
+        Upon receiving this notification, the Agent SHOULD:
+
+        - Stop all language model requests as soon as possible
+        - Abort all tool call invocations in progress
+        - Send any pending `session/update` notifications
+        - Respond to the original `session/prompt` request with `StopReason::Cancelled`
+
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
+        """
+        return None
+
+    async def session_load(self, params: LoadSessionRequest) -> Any:
+        """Loads an existing session to resume a previous conversation.
+
+        This method is only available if the agent advertises the `loadSession` capability.
+
+        The agent should:
+
+        - Restore the session context and conversation history
+        - Connect to the specified MCP servers
+        - Stream the entire conversation history back to the client via notifications
+
+        See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)
+        """
+        raise RpcError.method_not_found("session/load")
+
+    async def session_new(self, params: NewSessionRequest) -> NewSessionResponse:
+        """Creates a new conversation session with the agent.
+
+        Sessions represent independent conversation contexts with their own history and state.
+
+        The agent should:
+
+        - Create a new session context
+        - Connect to any specified MCP servers
+        - Return a unique session ID for future requests
+
+        May return an `auth_required` error if the agent requires authentication.
+
+        See protocol docs: [Session Setup](https://agentclientprotocol.com/protocol/session-setup)
+        """
+        raise RpcError.method_not_found("session/new")
+
+    async def session_prompt(self, params: PromptRequest) -> PromptResponse:
+        """Processes a user prompt within a session.
+
+        This method handles the whole lifecycle of a prompt:
+
+        - Receives user messages with optional context (files, images, etc.)
+        - Processes the prompt using language models
+        - Reports language model content and tool calls to the Clients
+        - Requests permission to run tools
+        - Executes any requested tool calls
+        - Returns when the turn is complete with a stop reason
+
+        See protocol docs: [Prompt Turn](https://agentclientprotocol.com/protocol/prompt-turn)
+        """
+        raise RpcError.method_not_found("session/prompt")
+
+    async def session_set_config_option(
+        self, params: SetSessionConfigOptionRequest
+    ) -> SetSessionConfigOptionResponse:
+        """Sets the current value for a session configuration option.
+
+        The Agent MUST respond with the complete list of all configuration options and
+        their current values.
+
+        See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/session-config-options)
+        """
+        raise RpcError.method_not_found("session/set_config_option")
+
+    async def extension_request(self, method: str, params: Any) -> Any:
+        """A request whose method starts with ``_``, with its params as received."""
+        raise RpcError.method_not_found(method)
+
+    async def extension_notification(self, method: str, params: Any) -> None:
+        """A notification whose method starts with ``_``, with its params as received."""
+        return None
+
+
+class RemoteAgent:
+    """The agent at the other end of a :class:`Connection`: each method sends
+    its request and returns the result, validated as the method's result type (or sends
+    its notification). A peer's error response raises :class:`RpcError`."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    async def authenticate(self, params: AuthenticateRequest) -> Any:
+        """Authenticates the client using the specified authentication method.
+
+        Called when the agent requires authentication before allowing session creation.
+        The client provides the authentication method ID that was advertised during initialization.
+
+        After successful authentication, the client can proceed to create sessions with
+        `new_session` without receiving an `auth_required` error.
+
+        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
+        """
+        return await self.conn.request("authenticate", params)
+
+    async def initialize(self, params: InitializeRequest) -> InitializeResponse:
+        """Establishes the connection with a client and negotiates protocol capabilities.
+
+        This method is called once at the beginning of the connection to:
+
+        - Negotiate the protocol version to use
+        - Exchange capability information between client and agent
+        - Determine available authentication methods
+
+        The agent should respond with its supported protocol version and capabilities.
+
+        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
+        """
+        return cast("InitializeResponse", await self.conn.request("initialize", params))
+
+    async def session_cancel(self, params: CancelNotification) -> None:
+        """Cancels ongoing operations for a session.
+
+        This is a notification sent by the client to cancel an ongoing prompt turn.
+
+        Upon receiving this notification, the Agent SHOULD:
+
+        - Stop all language model requests as soon as possible
+        - Abort all tool call invocations in progress
+        - Send any pending `session/update` notifications
+        - Respond to the original `session/prompt` request with `StopReason::Cancelled`
+
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
+        """
+        await self.conn.notify("session/cancel", params)
+
+    async def session_load(self, params: LoadSessionRequest) -> Any:
+        """Loads an existing session to resume a previous conversation.
+
+        This method is only available if the agent advertises the `loadSession` capability.
+
+        The agent should:
+
+        - Restore the session context and conversation history
+        - Connect to the specified MCP servers
+        - Stream the entire conversation history back to the client via notifications
+
+        See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)
+        """
+        return await self.conn.request("session/load", params)
+
+    async def session_new(self, params: NewSessionRequest) -> NewSessionResponse:
+        """Creates a new conversation session with the agent.
+
+        Sessions represent independent conversation contexts with their own history and state.
+
+        The agent should:
+
+        - Create a new session context
+        - Connect to any specified MCP servers
+        - Return a unique session ID for future requests
+
+        May return an `auth_required` error if the agent requires authentication.
+
+        See protocol docs: [Session Setup](https://agentclientprotocol.com/protocol/session-setup)
+        """
+        return cast(
+            "NewSessionResponse", await self.conn.request("session/new", params)
+        )
+
+    async def session_prompt(self, params: PromptRequest) -> PromptResponse:
+        """Processes a user prompt within a session.
+
+        This method handles the whole lifecycle of a prompt:
+
+        - Receives user messages with optional context (files, images, etc.)
+        - Processes the prompt using language models
+        - Reports language model content and tool calls to the Clients
+        - Requests permission to run tools
+        - Executes any requested tool calls
+        - Returns when the turn is complete with a stop reason
+
+        See protocol docs: [Prompt Turn](https://agentclientprotocol.com/protocol/prompt-turn)
+        """
+        return cast("PromptResponse", await self.conn.request("session/prompt", params))
+
+    async def session_set_config_option(
+        self, params: SetSessionConfigOptionRequest
+    ) -> SetSessionConfigOptionResponse:
+        """Sets the current value for a session configuration option.
+
+        The Agent MUST respond with the complete list of all configuration options and
+        their current values.
+
+        See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/session-config-options)
+        """
+        return cast(
+            "SetSessionConfigOptionResponse",
+            await self.conn.request("session/set_config_option", params),
+        )
+
+    async def extension_request(self, method: str, params: Any) -> Any:
+        """Send an extension request (``method`` starts with ``_``)."""
+        return await self.conn.request(method, params)
+
+    async def extension_notification(self, method: str, params: Any) -> None:
+        """Send an extension notification (``method`` starts with ``_``)."""
+        await self.conn.notify(method, params)
+
+
+class Client(Protocol):
+    """What an ACP client implements: one method per request it answers and
+    notification it receives, taking the params and returning the result. Subclass it
+    and override what you implement; a method left out is answered -32601 (method not
+    found) by the router, a notification left out is ignored."""
+
+    async def fs_read_text_file(
+        self, params: ReadTextFileRequest
+    ) -> ReadTextFileResponse:
+        """Reads content from a text file in the client's file system.
+
+        Only available if the client advertises the `fs.readTextFile` capability.
+        Allows the agent to access file contents within the client's environment.
+
+        See protocol docs: [Client](https://agentclientprotocol.com/protocol/overview#client)
+        """
+        raise RpcError.method_not_found("fs/read_text_file")
+
+    async def fs_write_text_file(self, params: WriteTextFileRequest) -> Any:
+        """Writes content to a text file in the client's file system.
+
+        Only available if the client advertises the `fs.writeTextFile` capability.
+        Allows the agent to create or modify files within the client's environment.
+
+        See protocol docs: [Client](https://agentclientprotocol.com/protocol/overview#client)
+        """
+        raise RpcError.method_not_found("fs/write_text_file")
+
+    async def session_request_permission(
+        self, params: RequestPermissionRequest
+    ) -> RequestPermissionResponse:
+        """Requests permission from the user for a tool call operation.
+
+        Called by the agent when it needs user authorization before executing
+        a potentially sensitive operation. The client should present the options
+        to the user and return their decision.
+
+        If the client cancels the prompt turn via `session/cancel`, it MUST
+        respond to this request with `RequestPermissionOutcome::Cancelled`.
+
+        See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
+        """
+        raise RpcError.method_not_found("session/request_permission")
+
+    async def session_update(self, params: SessionNotification) -> None:
+        """Handles session update notifications from the agent.
+
+        This is a notification endpoint (no response expected) that receives
+        real-time updates about session progress, including message chunks,
+        tool calls, and execution plans.
+
+        Note: Clients SHOULD continue accepting tool call updates even after
+        sending a `session/cancel` notification, as the agent may send final
+        updates before responding with the cancelled stop reason.
+
+        See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
+        """
+        return None
+
+    async def extension_request(self, method: str, params: Any) -> Any:
+        """A request whose method starts with ``_``, with its params as received."""
+        raise RpcError.method_not_found(method)
+
+    async def extension_notification(self, method: str, params: Any) -> None:
+        """A notification whose method starts with ``_``, with its params as received."""
+        return None
+
+
+class RemoteClient:
+    """The client at the other end of a :class:`Connection`: each method sends
+    its request and returns the result, validated as the method's result type (or sends
+    its notification). A peer's error response raises :class:`RpcError`."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    async def fs_read_text_file(
+        self, params: ReadTextFileRequest
+    ) -> ReadTextFileResponse:
+        """Reads content from a text file in the client's file system.
+
+        Only available if the client advertises the `fs.readTextFile` capability.
+        Allows the agent to access file contents within the client's environment.
+
+        See protocol docs: [Client](https://agentclientprotocol.com/protocol/overview#client)
+        """
+        return cast(
+            "ReadTextFileResponse", await self.conn.request("fs/read_text_file", params)
+        )
+
+    async def fs_write_text_file(self, params: WriteTextFileRequest) -> Any:
+        """Writes content to a text file in the client's file system.
+
+        Only available if the client advertises the `fs.writeTextFile` capability.
+        Allows the agent to create or modify files within the client's environment.
+
+        See protocol docs: [Client](https://agentclientprotocol.com/protocol/overview#client)
+        """
+        return await self.conn.request("fs/write_text_file", params)
+
+    async def session_request_permission(
+        self, params: RequestPermissionRequest
+    ) -> RequestPermissionResponse:
+        """Requests permission from the user for a tool call operation.
+
+        Called by the agent when it needs user authorization before executing
+        a potentially sensitive operation. The client should present the options
+        to the user and return their decision.
+
+        If the client cancels the prompt turn via `session/cancel`, it MUST
+        respond to this request with `RequestPermissionOutcome::Cancelled`.
+
+        See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
+        """
+        return cast(
+            "RequestPermissionResponse",
+            await self.conn.request("session/request_permission", params),
+        )
+
+    async def session_update(self, params: SessionNotification) -> None:
+        """Handles session update notifications from the agent.
+
+        This is a notification endpoint (no response expected) that receives
+        real-time updates about session progress, including message chunks,
+        tool calls, and execution plans.
+
+        Note: Clients SHOULD continue accepting tool call updates even after
+        sending a `session/cancel` notification, as the agent may send final
+        updates before responding with the cancelled stop reason.
+
+        See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
+        """
+        await self.conn.notify("session/update", params)
+
+    async def extension_request(self, method: str, params: Any) -> Any:
+        """Send an extension request (``method`` starts with ``_``)."""
+        return await self.conn.request(method, params)
+
+    async def extension_notification(self, method: str, params: Any) -> None:
+        """Send an extension notification (``method`` starts with ``_``)."""
+        await self.conn.notify(method, params)
+
+
 __all__ = [
     "AGENT_METHODS",
+    "Agent",
     "CLIENT_METHODS",
+    "Client",
+    "Connection",
     "METHODS",
     "MethodSpec",
     "PROTOCOL_METHODS",
     "PROTOCOL_VERSION",
+    "RPC",
+    "RemoteAgent",
+    "RemoteClient",
+    "RpcError",
     "AgentCapabilities",
     "AgentMessageChunkSessionUpdate",
     "AgentNotification",

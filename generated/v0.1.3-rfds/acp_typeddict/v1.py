@@ -3,137 +3,31 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 352692f744698ce7837062a5ffa1346c654df17c637d1e700c7f03aa553a1e20
+# input-hash: 58977197d19488eea06f03266bcd233f83ed6c45d353568ba5373f33928e3797
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
-from typing import Any, Callable, Final, Literal, NamedTuple, TypeAlias
+from typing import Any, Final, Literal, Protocol, TypeAlias, cast
 
 from typing_extensions import Annotated, NotRequired, TypedDict
 
-_CONFIG: Final[dict[str, Any]] = {"extra": "allow", "strict": True}
-_CONFIG_FORBID: Final[dict[str, Any]] = {"extra": "forbid", "strict": True}
-_MISSING: Final = object()
+from ._jsonrpc import Connection, MethodSpec, Rpc, RpcError
+from ._runtime import (
+    _CONFIG,
+    _CONFIG_FORBID,
+    _SKIP_INVALID,
+    TypedDictCodec,
+    _Constraints,
+    _OnErrorDefault,
+    _require_shape,
+)
+from ._runtime import _Route as _RouteIn
+
+_CODEC: Final = TypedDictCodec()
 
 
-class _Constraints:
-    """JSON Schema bounds, lengths and patterns, applied by pydantic.TypeAdapter."""
-
-    __slots__ = ("bounds",)
-
-    def __init__(self, **bounds: Any) -> None:
-        self.bounds = bounds
-
-    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
-        return {**handler(source), **self.bounds}
-
-
-class _OnErrorDefault:
-    """``x-deserialize-default-on-error``: an invalid value becomes the default (a
-    missing key stays missing: TypedDicts carry no defaults)."""
-
-    __slots__ = ("default", "factory", "omit")
-
-    def __init__(
-        self,
-        default: Any = None,
-        factory: Callable[[], Any] | None = None,
-        required: bool = False,
-        omit: bool = False,
-    ) -> None:
-        self.default = default
-        self.factory = factory
-        #: an optional key that cannot be null: an invalid value drops the key
-        self.omit = omit
-
-    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
-        from pydantic import ValidationError
-        from pydantic_core import PydanticOmit, core_schema
-
-        default, factory, omit = self.default, self.factory, self.omit
-
-        def lenient(value: Any, inner: Any) -> Any:
-            try:
-                return inner(value)
-            except ValidationError:
-                if omit:
-                    raise PydanticOmit
-                return factory() if factory is not None else default
-
-        return core_schema.no_info_wrap_validator_function(lenient, handler(source))
-
-
-class _SkipInvalidItems:
-    """``x-deserialize-skip-invalid-items``: an invalid array item is dropped."""
-
-    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
-        from pydantic_core import core_schema
-
-        return core_schema.with_default_schema(handler(source), on_error="omit")
-
-
-_SKIP_INVALID: Final = _SkipInvalidItems()
-
-
-class _Route:
-    """Tagged-union dispatch: a known tag -> its variant (a malformed known variant is
-    rejected); an unknown string tag -> the open fallback, which keeps the payload; no
-    tag -> the untagged default variant."""
-
-    __slots__ = ("tag", "choices", "default", "fallback")
-
-    def __init__(
-        self, tag: str, choices: dict[str, str], *, default: bool, fallback: bool
-    ) -> None:
-        self.tag = tag
-        self.choices = choices
-        self.default = default
-        self.fallback = fallback
-
-    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
-        from pydantic_core import core_schema
-
-        namespace = globals()
-        schemas = {
-            key: handler.generate_schema(namespace[name])
-            for key, name in self.choices.items()
-        }
-        known = frozenset(k for k in self.choices if not k.startswith("<"))
-        tag, default, fallback = self.tag, self.default, self.fallback
-
-        def route(value: Any) -> str | None:
-            found = value.get(tag, _MISSING) if isinstance(value, dict) else _MISSING
-            if found is _MISSING:
-                return "<default>" if default else None
-            if (
-                not isinstance(found, bool)
-                and str(found) in known
-                and type(found) in (str, int)
-            ):
-                return str(found)
-            if fallback and isinstance(found, str):
-                return "<fallback>"
-            return "<default>" if default else None
-
-        return core_schema.tagged_union_schema(schemas, discriminator=route)
-
-
-def _require_shape(shapes: tuple[tuple[str, ...], ...]) -> Any:
-    """A flattened untagged union: the object must carry the keys of one of ``shapes``."""
-
-    def hook(cls: Any, source: Any, handler: Any) -> Any:
-        from pydantic_core import core_schema
-
-        def check(value: Any) -> Any:
-            if not any(all(key in value for key in shape) for shape in shapes):
-                raise ValueError(
-                    "expected the members of one of: "
-                    + "; ".join(", ".join(s) for s in shapes)
-                )
-            return value
-
-        return core_schema.no_info_after_validator_function(check, handler(source))
-
-    return classmethod(hook)
+def _Route(tag: str, choices: dict[str, str], *, default: bool, fallback: bool) -> Any:
+    """Tagged-union dispatch over this module's names."""
+    return _RouteIn(globals(), tag, choices, default=default, fallback=fallback)
 
 
 # ---------------------------------------------------------------- typed dicts
@@ -173,7 +67,7 @@ class Annotations(TypedDict):
 
     audience: NotRequired["list[Role] | None"]
     lastModified: NotRequired["str | None"]
-    priority: NotRequired["float | None"]
+    priority: NotRequired["int | float | None"]
 
 
 class AudioContent(TypedDict):
@@ -1341,42 +1235,70 @@ for _td in (
 
 # ---------------------------------------------------------------- methods
 
-
-class MethodSpec(NamedTuple):
-    """A JSON-RPC method: its wire name, the side that implements it, and its types."""
-
-    method: str
-    side: str
-    kind: str
-    params: Any
-    result: Any
-
-
 PROTOCOL_VERSION: Final[int | None] = 1
 
 METHODS: Final[tuple[MethodSpec, ...]] = (
-    MethodSpec("authenticate", "agent", "request", AuthenticateRequest, None),
+    MethodSpec(
+        "authenticate", "agent", "request", AuthenticateRequest, None, "authenticate"
+    ),
     MethodSpec(
         "fs/read_text_file",
         "client",
         "request",
         ReadTextFileRequest,
         ReadTextFileResponse,
+        "fs_read_text_file",
     ),
-    MethodSpec("fs/write_text_file", "client", "request", WriteTextFileRequest, None),
-    MethodSpec("initialize", "agent", "request", InitializeRequest, InitializeResponse),
-    MethodSpec("session/cancel", "agent", "notification", CancelNotification, None),
-    MethodSpec("session/load", "agent", "request", LoadSessionRequest, None),
     MethodSpec(
-        "session/new", "agent", "request", NewSessionRequest, NewSessionResponse
+        "fs/write_text_file",
+        "client",
+        "request",
+        WriteTextFileRequest,
+        None,
+        "fs_write_text_file",
     ),
-    MethodSpec("session/prompt", "agent", "request", PromptRequest, PromptResponse),
+    MethodSpec(
+        "initialize",
+        "agent",
+        "request",
+        InitializeRequest,
+        InitializeResponse,
+        "initialize",
+    ),
+    MethodSpec(
+        "session/cancel",
+        "agent",
+        "notification",
+        CancelNotification,
+        None,
+        "session_cancel",
+    ),
+    MethodSpec(
+        "session/load", "agent", "request", LoadSessionRequest, None, "session_load"
+    ),
+    MethodSpec(
+        "session/new",
+        "agent",
+        "request",
+        NewSessionRequest,
+        NewSessionResponse,
+        "session_new",
+    ),
+    MethodSpec(
+        "session/prompt",
+        "agent",
+        "request",
+        PromptRequest,
+        PromptResponse,
+        "session_prompt",
+    ),
     MethodSpec(
         "session/request_permission",
         "client",
         "request",
         RequestPermissionRequest,
         RequestPermissionResponse,
+        "session_request_permission",
     ),
     MethodSpec(
         "session/set_config_option",
@@ -1384,8 +1306,16 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         "request",
         SetSessionConfigOptionRequest,
         SetSessionConfigOptionResponse,
+        "session_set_config_option",
     ),
-    MethodSpec("session/update", "client", "notification", SessionNotification, None),
+    MethodSpec(
+        "session/update",
+        "client",
+        "notification",
+        SessionNotification,
+        None,
+        "session_update",
+    ),
 )
 
 AGENT_METHODS: Final[dict[str, MethodSpec]] = {
@@ -1398,13 +1328,416 @@ PROTOCOL_METHODS: Final[dict[str, MethodSpec]] = {
     m.method: m for m in METHODS if m.side == "protocol"
 }
 
+RPC: Final = Rpc(METHODS, _CODEC, None)
+"""This module's frames: ``RPC.parse(line)`` gives a typed frame, ``RPC.encode(frame)``
+the wire line; ``RPC.connect(side, reader, writer)`` a :class:`Connection`."""
+
+
+# ---------------------------------------------------------------- interfaces
+
+
+class Agent(Protocol):
+    """What an ACP agent implements: one method per request it answers and
+    notification it receives, taking the params and returning the result. Subclass it
+    and override what you implement; a method left out is answered -32601 (method not
+    found) by the router, a notification left out is ignored."""
+
+    async def authenticate(self, params: AuthenticateRequest) -> Any:
+        """Authenticates the client using the specified authentication method.
+
+        Called when the agent requires authentication before allowing session creation.
+        The client provides the authentication method ID that was advertised during initialization.
+
+        After successful authentication, the client can proceed to create sessions with
+        `new_session` without receiving an `auth_required` error.
+
+        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
+        """
+        raise RpcError.method_not_found("authenticate")
+
+    async def initialize(self, params: InitializeRequest) -> InitializeResponse:
+        """Establishes the connection with a client and negotiates protocol capabilities.
+
+        This method is called once at the beginning of the connection to:
+
+        - Negotiate the protocol version to use
+        - Exchange capability information between client and agent
+        - Determine available authentication methods
+
+        The agent should respond with its supported protocol version and capabilities.
+
+        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
+        """
+        raise RpcError.method_not_found("initialize")
+
+    async def session_cancel(self, params: CancelNotification) -> None:
+        """Cancels ongoing operations for a session.
+
+        This is a notification sent by the client to cancel an ongoing prompt turn.
+
+        Upon receiving this notification, the Agent SHOULD:
+
+        - Stop all language model requests as soon as possible
+        - Abort all tool call invocations in progress
+        - Send any pending `session/update` notifications
+        - Respond to the original `session/prompt` request with `StopReason::Cancelled`
+
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
+        """
+        return None
+
+    async def session_load(self, params: LoadSessionRequest) -> Any:
+        """Loads an existing session to resume a previous conversation.
+
+        This method is only available if the agent advertises the `loadSession` capability.
+
+        The agent should:
+
+        - Restore the session context and conversation history
+        - Connect to the specified MCP servers
+        - Stream the entire conversation history back to the client via notifications
+
+        See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)
+        """
+        raise RpcError.method_not_found("session/load")
+
+    async def session_new(self, params: NewSessionRequest) -> NewSessionResponse:
+        """Creates a new conversation session with the agent.
+
+        Sessions represent independent conversation contexts with their own history and state.
+
+        The agent should:
+
+        - Create a new session context
+        - Connect to any specified MCP servers
+        - Return a unique session ID for future requests
+
+        May return an `auth_required` error if the agent requires authentication.
+
+        See protocol docs: [Session Setup](https://agentclientprotocol.com/protocol/session-setup)
+        """
+        raise RpcError.method_not_found("session/new")
+
+    async def session_prompt(self, params: PromptRequest) -> PromptResponse:
+        """Processes a user prompt within a session.
+
+        This method handles the whole lifecycle of a prompt:
+
+        - Receives user messages with optional context (files, images, etc.)
+        - Processes the prompt using language models
+        - Reports language model content and tool calls to the Clients
+        - Requests permission to run tools
+        - Executes any requested tool calls
+        - Returns when the turn is complete with a stop reason
+
+        See protocol docs: [Prompt Turn](https://agentclientprotocol.com/protocol/prompt-turn)
+        """
+        raise RpcError.method_not_found("session/prompt")
+
+    async def session_set_config_option(
+        self, params: SetSessionConfigOptionRequest
+    ) -> SetSessionConfigOptionResponse:
+        """Sets the current value for a session configuration option.
+
+        The Agent MUST respond with the complete list of all configuration options and
+        their current values.
+
+        See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/session-config-options)
+        """
+        raise RpcError.method_not_found("session/set_config_option")
+
+    async def extension_request(self, method: str, params: Any) -> Any:
+        """A request whose method starts with ``_``, with its params as received."""
+        raise RpcError.method_not_found(method)
+
+    async def extension_notification(self, method: str, params: Any) -> None:
+        """A notification whose method starts with ``_``, with its params as received."""
+        return None
+
+
+class RemoteAgent:
+    """The agent at the other end of a :class:`Connection`: each method sends
+    its request and returns the result, validated as the method's result type (or sends
+    its notification). A peer's error response raises :class:`RpcError`."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    async def authenticate(self, params: AuthenticateRequest) -> Any:
+        """Authenticates the client using the specified authentication method.
+
+        Called when the agent requires authentication before allowing session creation.
+        The client provides the authentication method ID that was advertised during initialization.
+
+        After successful authentication, the client can proceed to create sessions with
+        `new_session` without receiving an `auth_required` error.
+
+        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
+        """
+        return await self.conn.request("authenticate", params)
+
+    async def initialize(self, params: InitializeRequest) -> InitializeResponse:
+        """Establishes the connection with a client and negotiates protocol capabilities.
+
+        This method is called once at the beginning of the connection to:
+
+        - Negotiate the protocol version to use
+        - Exchange capability information between client and agent
+        - Determine available authentication methods
+
+        The agent should respond with its supported protocol version and capabilities.
+
+        See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
+        """
+        return cast("InitializeResponse", await self.conn.request("initialize", params))
+
+    async def session_cancel(self, params: CancelNotification) -> None:
+        """Cancels ongoing operations for a session.
+
+        This is a notification sent by the client to cancel an ongoing prompt turn.
+
+        Upon receiving this notification, the Agent SHOULD:
+
+        - Stop all language model requests as soon as possible
+        - Abort all tool call invocations in progress
+        - Send any pending `session/update` notifications
+        - Respond to the original `session/prompt` request with `StopReason::Cancelled`
+
+        See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
+        """
+        await self.conn.notify("session/cancel", params)
+
+    async def session_load(self, params: LoadSessionRequest) -> Any:
+        """Loads an existing session to resume a previous conversation.
+
+        This method is only available if the agent advertises the `loadSession` capability.
+
+        The agent should:
+
+        - Restore the session context and conversation history
+        - Connect to the specified MCP servers
+        - Stream the entire conversation history back to the client via notifications
+
+        See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)
+        """
+        return await self.conn.request("session/load", params)
+
+    async def session_new(self, params: NewSessionRequest) -> NewSessionResponse:
+        """Creates a new conversation session with the agent.
+
+        Sessions represent independent conversation contexts with their own history and state.
+
+        The agent should:
+
+        - Create a new session context
+        - Connect to any specified MCP servers
+        - Return a unique session ID for future requests
+
+        May return an `auth_required` error if the agent requires authentication.
+
+        See protocol docs: [Session Setup](https://agentclientprotocol.com/protocol/session-setup)
+        """
+        return cast(
+            "NewSessionResponse", await self.conn.request("session/new", params)
+        )
+
+    async def session_prompt(self, params: PromptRequest) -> PromptResponse:
+        """Processes a user prompt within a session.
+
+        This method handles the whole lifecycle of a prompt:
+
+        - Receives user messages with optional context (files, images, etc.)
+        - Processes the prompt using language models
+        - Reports language model content and tool calls to the Clients
+        - Requests permission to run tools
+        - Executes any requested tool calls
+        - Returns when the turn is complete with a stop reason
+
+        See protocol docs: [Prompt Turn](https://agentclientprotocol.com/protocol/prompt-turn)
+        """
+        return cast("PromptResponse", await self.conn.request("session/prompt", params))
+
+    async def session_set_config_option(
+        self, params: SetSessionConfigOptionRequest
+    ) -> SetSessionConfigOptionResponse:
+        """Sets the current value for a session configuration option.
+
+        The Agent MUST respond with the complete list of all configuration options and
+        their current values.
+
+        See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/session-config-options)
+        """
+        return cast(
+            "SetSessionConfigOptionResponse",
+            await self.conn.request("session/set_config_option", params),
+        )
+
+    async def extension_request(self, method: str, params: Any) -> Any:
+        """Send an extension request (``method`` starts with ``_``)."""
+        return await self.conn.request(method, params)
+
+    async def extension_notification(self, method: str, params: Any) -> None:
+        """Send an extension notification (``method`` starts with ``_``)."""
+        await self.conn.notify(method, params)
+
+
+class Client(Protocol):
+    """What an ACP client implements: one method per request it answers and
+    notification it receives, taking the params and returning the result. Subclass it
+    and override what you implement; a method left out is answered -32601 (method not
+    found) by the router, a notification left out is ignored."""
+
+    async def fs_read_text_file(
+        self, params: ReadTextFileRequest
+    ) -> ReadTextFileResponse:
+        """Reads content from a text file in the client's file system.
+
+        Only available if the client advertises the `fs.readTextFile` capability.
+        Allows the agent to access file contents within the client's environment.
+
+        See protocol docs: [Client](https://agentclientprotocol.com/protocol/overview#client)
+        """
+        raise RpcError.method_not_found("fs/read_text_file")
+
+    async def fs_write_text_file(self, params: WriteTextFileRequest) -> Any:
+        """Writes content to a text file in the client's file system.
+
+        Only available if the client advertises the `fs.writeTextFile` capability.
+        Allows the agent to create or modify files within the client's environment.
+
+        See protocol docs: [Client](https://agentclientprotocol.com/protocol/overview#client)
+        """
+        raise RpcError.method_not_found("fs/write_text_file")
+
+    async def session_request_permission(
+        self, params: RequestPermissionRequest
+    ) -> RequestPermissionResponse:
+        """Requests permission from the user for a tool call operation.
+
+        Called by the agent when it needs user authorization before executing
+        a potentially sensitive operation. The client should present the options
+        to the user and return their decision.
+
+        If the client cancels the prompt turn via `session/cancel`, it MUST
+        respond to this request with `RequestPermissionOutcome::Cancelled`.
+
+        See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
+        """
+        raise RpcError.method_not_found("session/request_permission")
+
+    async def session_update(self, params: SessionNotification) -> None:
+        """Handles session update notifications from the agent.
+
+        This is a notification endpoint (no response expected) that receives
+        real-time updates about session progress, including message chunks,
+        tool calls, and execution plans.
+
+        Note: Clients SHOULD continue accepting tool call updates even after
+        sending a `session/cancel` notification, as the agent may send final
+        updates before responding with the cancelled stop reason.
+
+        See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
+        """
+        return None
+
+    async def extension_request(self, method: str, params: Any) -> Any:
+        """A request whose method starts with ``_``, with its params as received."""
+        raise RpcError.method_not_found(method)
+
+    async def extension_notification(self, method: str, params: Any) -> None:
+        """A notification whose method starts with ``_``, with its params as received."""
+        return None
+
+
+class RemoteClient:
+    """The client at the other end of a :class:`Connection`: each method sends
+    its request and returns the result, validated as the method's result type (or sends
+    its notification). A peer's error response raises :class:`RpcError`."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    async def fs_read_text_file(
+        self, params: ReadTextFileRequest
+    ) -> ReadTextFileResponse:
+        """Reads content from a text file in the client's file system.
+
+        Only available if the client advertises the `fs.readTextFile` capability.
+        Allows the agent to access file contents within the client's environment.
+
+        See protocol docs: [Client](https://agentclientprotocol.com/protocol/overview#client)
+        """
+        return cast(
+            "ReadTextFileResponse", await self.conn.request("fs/read_text_file", params)
+        )
+
+    async def fs_write_text_file(self, params: WriteTextFileRequest) -> Any:
+        """Writes content to a text file in the client's file system.
+
+        Only available if the client advertises the `fs.writeTextFile` capability.
+        Allows the agent to create or modify files within the client's environment.
+
+        See protocol docs: [Client](https://agentclientprotocol.com/protocol/overview#client)
+        """
+        return await self.conn.request("fs/write_text_file", params)
+
+    async def session_request_permission(
+        self, params: RequestPermissionRequest
+    ) -> RequestPermissionResponse:
+        """Requests permission from the user for a tool call operation.
+
+        Called by the agent when it needs user authorization before executing
+        a potentially sensitive operation. The client should present the options
+        to the user and return their decision.
+
+        If the client cancels the prompt turn via `session/cancel`, it MUST
+        respond to this request with `RequestPermissionOutcome::Cancelled`.
+
+        See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
+        """
+        return cast(
+            "RequestPermissionResponse",
+            await self.conn.request("session/request_permission", params),
+        )
+
+    async def session_update(self, params: SessionNotification) -> None:
+        """Handles session update notifications from the agent.
+
+        This is a notification endpoint (no response expected) that receives
+        real-time updates about session progress, including message chunks,
+        tool calls, and execution plans.
+
+        Note: Clients SHOULD continue accepting tool call updates even after
+        sending a `session/cancel` notification, as the agent may send final
+        updates before responding with the cancelled stop reason.
+
+        See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
+        """
+        await self.conn.notify("session/update", params)
+
+    async def extension_request(self, method: str, params: Any) -> Any:
+        """Send an extension request (``method`` starts with ``_``)."""
+        return await self.conn.request(method, params)
+
+    async def extension_notification(self, method: str, params: Any) -> None:
+        """Send an extension notification (``method`` starts with ``_``)."""
+        await self.conn.notify(method, params)
+
+
 __all__ = [
     "AGENT_METHODS",
+    "Agent",
     "CLIENT_METHODS",
+    "Client",
+    "Connection",
     "METHODS",
     "MethodSpec",
     "PROTOCOL_METHODS",
     "PROTOCOL_VERSION",
+    "RPC",
+    "RemoteAgent",
+    "RemoteClient",
+    "RpcError",
     "AgentCapabilities",
     "AgentMessageChunkSessionUpdate",
     "AgentNotification",
