@@ -117,12 +117,15 @@ def corpus_generation(work: Path) -> dict[str, Any]:
 
 
 def load_module(path: Path, name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, path)
+    """A generated module with its package (its runtime is imported relatively)."""
+    import importlib
+
+    spec = importlib.util.spec_from_file_location(name, path.parent / "__init__.py", submodule_search_locations=[str(path.parent)])
     assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[name] = package
+    spec.loader.exec_module(package)
+    return importlib.import_module(f"{name}.{path.stem}")
 
 
 def messages(ours: Any, sdk: Any) -> list[tuple[str, bytes]]:
@@ -229,7 +232,70 @@ def runtime(runs: int, work: Path) -> list[dict[str, Any]]:
         figure("dataclasses dump (to JSON values) vs acp.schema dump", throughput(dc_dump, runs), sdk_dump, "msg/s", None, True),
         figure("dataclasses dump + json.dumps vs acp.schema dump", throughput(dc_dump_json, runs), sdk_dump, "msg/s", None, True),
     ]
-    return figures + imports(runs, out)
+    return figures + frames(runs, ours, dc, sdk, cases) + imports(runs, out)
+
+
+def frames(runs: int, ours: Any, dc: Any, sdk: Any, cases: list[tuple[str, bytes]]) -> list[dict[str, Any]]:
+    """JSON-RPC frames against acp.schema's connection path. Decode: a line of bytes to
+    typed params by method (the SDK: ``json.loads`` + the method's model
+    ``model_validate``; acpgen: ``RPC.parse``). Encode: a typed ``session/update``
+    notification to a line of bytes (the SDK: ``model_dump(mode="json", by_alias=True,
+    exclude_none=True, exclude_defaults=True)`` + ``json.dumps`` + encode; acpgen:
+    ``RPC.encode``). Frames: every corpus message that is the params of a method."""
+    by_type = {spec.params.__name__: spec for spec in ours.METHODS if isinstance(spec.params, type)}
+    lines = []
+    for name, raw in cases:
+        spec = by_type.get(name)
+        if spec is None:
+            continue
+        rid = '"id":1,' if spec.kind == "request" else ""
+        lines.append((spec.method, name, f'{{"jsonrpc":"2.0",{rid}"method":"{spec.method}","params":{raw.decode()}}}'.encode()))
+    sdk_models = {method: getattr(sdk, name) for method, name, _ in lines}
+
+    def sdk_decode() -> int:
+        for _, _, line in lines:
+            message = json.loads(line)
+            sdk_models[message["method"]].model_validate(message["params"])
+        return len(lines)
+
+    def decoder(module: Any) -> Callable[[], int]:
+        parse = module.RPC.parse
+
+        def go() -> int:
+            for _, _, line in lines:
+                parse(line)
+            return len(lines)
+
+        return go
+
+    updates = [(n, raw) for n, raw in cases if n == "SessionNotification"]
+    sdk_updates = [sdk.SessionNotification.model_validate_json(raw) for _, raw in updates]
+    ours_updates = [ours.RPC.parse(f'{{"jsonrpc":"2.0","method":"session/update","params":{raw.decode()}}}'.encode()) for _, raw in updates]
+    dc_updates = [dc.RPC.parse(f'{{"jsonrpc":"2.0","method":"session/update","params":{raw.decode()}}}'.encode()) for _, raw in updates]
+
+    def sdk_encode() -> int:
+        for params in sdk_updates:
+            payload = {"jsonrpc": "2.0", "method": "session/update", "params": params.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=True)}
+            (json.dumps(payload, separators=(",", ":")) + "\n").encode("utf-8")
+        return len(sdk_updates)
+
+    def encoder(module: Any, values: list[Any]) -> Callable[[], int]:
+        encode = module.RPC.encode
+
+        def go() -> int:
+            for frame in values:
+                encode(frame)
+            return len(values)
+
+        return go
+
+    sdk_dec, sdk_enc = throughput(sdk_decode, runs), throughput(sdk_encode, runs)
+    return [
+        figure(f"frame decode, Pydantic ({len(lines)} corpus frames, bytes -> typed params)", throughput(decoder(ours), runs), sdk_dec, "msg/s", ">=1.5x", True),
+        figure(f"frame encode, Pydantic ({len(updates)} session/update notifications -> bytes)", throughput(encoder(ours, ours_updates), runs), sdk_enc, "msg/s", ">=1.5x", True),
+        figure("frame decode, dataclasses", throughput(decoder(dc), runs), sdk_dec, "msg/s", ">=1.0x", True),
+        figure("frame encode, dataclasses", throughput(encoder(dc, dc_updates), runs), sdk_enc, "msg/s", ">=1.0x", True),
+    ]
 
 
 def import_time(code: str, runs: int) -> list[float]:

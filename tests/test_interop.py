@@ -190,6 +190,7 @@ async def main():
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
     conn = m.RPC.connect("client", proc.stdout, proc.stdin)
     serving = asyncio.create_task(conn.serve(object()))
+    await conn.request("initialize", {{"protocolVersion": 1}})
     try:
         await conn.request("session/new", {{"mcpServers": []}})
     except m.RpcError as exc:

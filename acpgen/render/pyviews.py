@@ -398,6 +398,13 @@ def union_expr(types: TypeWriter, d: ir.UnionDef) -> tuple[str, set[str]]:
 
 def method_views(protocol: ir.Protocol, names: Names) -> tuple[MethodView, ...]:
     unstable = set(protocol.unstable)
+    defs = protocol.def_map()
+
+    def prose(m: ir.Method) -> str | None:
+        """The method's prose, else its params type's description."""
+        carrier = defs.get(m.params) if m.params else None
+        return m.description or (carrier.description if carrier is not None else None)
+
     return tuple(
         MethodView(
             m.name,
@@ -406,7 +413,7 @@ def method_views(protocol: ir.Protocol, names: Names) -> tuple[MethodView, ...]:
             names.type(m.params) if m.params else "None",
             names.type(m.result) if m.result else "None",
             names.handler(m.name, m.kind),
-            m.description,
+            prose(m),
             f"method:{m.name}" in unstable,
         )
         for m in protocol.methods

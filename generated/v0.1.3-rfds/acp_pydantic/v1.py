@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 12c9aa434f67cb623100ed3a20ad1ef7dc8cb502b69d625610c92ca6a79962d4
+# input-hash: f0cf0fbfa2c394ab6716d5b5954f36d7d12ecc51e4f9aa943c60336af323249a
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations

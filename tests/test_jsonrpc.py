@@ -1,0 +1,276 @@
+"""The JSON-RPC layer of the generated packages, in the three styles, on the fixture
+``rpc`` (methods of both sides, a protocol method, an extension-free method table, an
+``Error`` def with an open ``ErrorCode``): frames typed by method, the router's answers,
+bad frames, and a connection over a local socket pair that keeps serving."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from .conftest import SCHEMAS, generate, import_file
+
+STYLES = ("pydantic", "dataclasses", "typeddict")
+_MODULES: dict[str, ModuleType] = {}
+
+
+@pytest.fixture(params=STYLES)
+def m(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    style = request.param
+    if style not in _MODULES:
+        out = generate(SCHEMAS / "rpc", tmp_path_factory.mktemp(f"rpc-{style}"), (style,))
+        _MODULES[style] = import_file(out / f"acp_{style}" / "v1.py")
+    return _MODULES[style]
+
+
+def line(frame: dict[str, Any]) -> bytes:
+    return json.dumps(frame).encode() + b"\n"
+
+
+PROMPT = {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]}
+
+
+def test_request_is_typed_by_its_method_and_encodes_back(m: ModuleType) -> None:
+    frame = m.RPC.parse(line({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": PROMPT}))
+    assert type(frame).__name__ == "Request" and frame.id == 3 and frame.method == "session/prompt"
+    if isinstance(frame.params, dict):  # TypedDict: the value is its wire JSON
+        assert frame.params == PROMPT
+    else:
+        assert type(frame.params) is m.PromptRequest and frame.params.prompt[0].text == "hi"
+    assert json.loads(m.RPC.encode(frame)) == {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": PROMPT}
+
+
+def test_same_shape_params_keep_their_own_method(m: ModuleType) -> None:
+    """``session/close`` and ``session/cancel`` take the same shape: each frame is its own
+    method's type, never a guess by shape."""
+    close = m.RPC.parse({"jsonrpc": "2.0", "id": 1, "method": "session/close", "params": {"sessionId": "s"}})
+    cancel = m.RPC.parse({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}})
+    assert type(close).__name__ == "Request" and type(cancel).__name__ == "Notification"
+    if not isinstance(close.params, dict):
+        assert type(close.params) is m.CloseSessionRequest and type(cancel.params) is m.CancelNotification
+
+
+def test_params_of_another_method_are_rejected_with_the_path(m: ModuleType) -> None:
+    with pytest.raises(m.RpcError) as err:
+        m.RPC.parse({"jsonrpc": "2.0", "id": 9, "method": "session/prompt", "params": {"sessionId": "s"}})
+    assert err.value.code == -32602 and err.value.id == 9 and err.value.answer
+    assert "prompt" in json.dumps(err.value.data)
+    with pytest.raises(m.RpcError) as bad:
+        m.RPC.parse({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {"type": "text", "text": 5}}})
+    assert bad.value.code == -32602 and not bad.value.answer  # a notification is never answered
+    assert "text" in json.dumps(bad.value.data)
+
+
+def test_extension_and_unknown_methods(m: ModuleType) -> None:
+    ext = m.RPC.parse({"jsonrpc": "2.0", "id": "x", "method": "_zed/ping", "params": {"a": [1]}})
+    assert type(ext).__name__ == "Request" and ext.params == {"a": [1]}
+    note = m.RPC.parse({"jsonrpc": "2.0", "method": "_zed/note"})
+    assert type(note).__name__ == "Notification" and note.params is None
+    unknown = m.RPC.parse({"jsonrpc": "2.0", "id": 2, "method": "session/bogus", "params": {}})
+    assert type(unknown).__name__ == "MethodNotFound" and unknown.request and unknown.id == 2
+    # a side receives only its own methods: session/update is the client's
+    assert type(m.RPC.parse({"jsonrpc": "2.0", "method": "session/update", "params": {}}, side="agent")).__name__ == "MethodNotFound"
+
+
+def test_responses_are_typed_by_the_request_they_answer(m: ModuleType) -> None:
+    ok = m.RPC.parse({"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "end_turn"}}, method_of=lambda i: "session/prompt")
+    assert type(ok).__name__ == "Response" and ok.method == "session/prompt"
+    if not isinstance(ok.result, dict):
+        assert type(ok.result) is m.PromptResponse
+    with pytest.raises(m.RpcError) as bad:
+        m.RPC.parse({"jsonrpc": "2.0", "id": 1, "result": {"stopReason": 1}}, method_of=lambda i: "session/prompt")
+    assert not bad.value.answer
+    raw = m.RPC.parse({"jsonrpc": "2.0", "id": 1, "result": {"anything": 1}})
+    assert raw.method is None and raw.result == {"anything": 1}
+    err = m.RPC.parse({"jsonrpc": "2.0", "id": 1, "error": {"code": -32099, "message": "custom", "data": [1]}})
+    assert type(err).__name__ == "ErrorResponse"
+    assert m.RPC.to_json(err) == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32099, "message": "custom", "data": [1]}}
+
+
+def test_whole_numbers_stay_whole(m: ModuleType) -> None:
+    frame = m.RPC.parse({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": 1, "ratio": 2}}, method_of=lambda i: "initialize")
+    assert b'"ratio":2}' in m.RPC.encode(frame) or b'"ratio":2,' in m.RPC.encode(frame)
+
+
+class Handler:
+    """Implements some of the agent's methods, duck-typed (no base class)."""
+
+    def __init__(self, m: ModuleType) -> None:
+        self.m = m
+        self.cancelled: list[Any] = []
+
+    async def initialize(self, params: Any) -> Any:
+        version = params["protocolVersion"] if isinstance(params, dict) else params.protocol_version
+        if version == 7:
+            raise self.m.RpcError(-32000, "unsupported", {"version": 7})
+        if version == 8:
+            raise RuntimeError("boom")
+        if version == 9:
+            return {"protocolVersion": "not a number"}  # an invalid result is not sent
+        return self.m.RPC.codec.load(self.m.InitializeResponse, {"protocolVersion": version})
+
+    async def session_cancel(self, params: Any) -> None:
+        self.cancelled.append(params)
+
+    async def extension_request(self, method: str, params: Any) -> Any:
+        return {"method": method, "params": params}
+
+
+def answer(m: ModuleType, frame: Any, handler: Any = None) -> Any:
+    router = m.RPC and __import__(m.__package__ + "._jsonrpc", fromlist=["Router"]).Router(m.RPC, "agent", handler or Handler(m))
+    out = asyncio.run(router.handle_line(frame if isinstance(frame, (bytes, str)) else line(frame)))
+    return None if out is None else json.loads(out)
+
+
+def test_router_answers(m: ModuleType) -> None:
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+    assert answer(m, init) == {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": 1}}
+    for version, code in ((7, -32000), (8, -32603), (9, -32603)):
+        got = answer(m, {**init, "params": {"protocolVersion": version}})
+        assert got["id"] == 1 and got["error"]["code"] == code, got
+    assert answer(m, {**init, "params": {"protocolVersion": -1}})["error"]["code"] == -32602
+    assert answer(m, {**init, "method": "session/close", "params": {"sessionId": "s"}})["error"]["code"] == -32601  # not implemented
+    assert answer(m, {**init, "method": "nope"})["error"] == {"code": -32601, "message": "Method not found", "data": {"method": "nope"}}
+    assert answer(m, {**init, "method": "_x/echo", "params": [1]})["result"] == {"method": "_x/echo", "params": [1]}
+    handler = Handler(m)
+    assert answer(m, {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}, handler) is None
+    assert len(handler.cancelled) == 1
+
+
+def test_subclassing_the_interface(m: ModuleType) -> None:
+    """A method the subclass leaves out is answered -32601 by the interface's default."""
+
+    class Agent(m.Agent):  # type: ignore[misc, name-defined]
+        pass
+
+    got = answer(m, {"jsonrpc": "2.0", "id": 5, "method": "initialize", "params": {"protocolVersion": 1}}, Agent())
+    assert got["error"]["code"] == -32601 and got["id"] == 5
+    assert answer(m, {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}, Agent()) is None
+
+
+BAD_FRAMES = [
+    (b"{not json", -32700, None),
+    (b"[1, 2]", -32600, None),
+    (b"42", -32600, None),
+    (line({"id": 4, "method": "initialize", "params": {"protocolVersion": 1}}), -32600, 4),  # no jsonrpc
+    (line({"jsonrpc": "1.0", "id": 4, "method": "initialize"}), -32600, 4),
+    (line({"jsonrpc": "2.0", "id": {"a": 1}, "method": "initialize"}), -32600, None),
+    (line({"jsonrpc": "2.0", "id": True, "method": "initialize"}), -32600, None),
+    (line({"jsonrpc": "2.0", "id": 4, "method": 12}), -32600, 4),
+    (line({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": "x"}), -32600, 4),
+    (line({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {"sessionId": "s"}}), -32602, 4),
+    (b"[" * 100000 + b"]" * 100000, -32700, None),
+    (line({"jsonrpc": "2.0"}), -32600, None),
+]
+
+
+@pytest.mark.parametrize("frame,code,rid", BAD_FRAMES, ids=range(len(BAD_FRAMES)))
+def test_bad_frames_get_the_json_rpc_answer(m: ModuleType, frame: bytes, code: int, rid: Any) -> None:
+    got = answer(m, frame)
+    assert got["jsonrpc"] == "2.0" and got["id"] == rid and got["error"]["code"] == code, got
+
+
+def test_frames_json_rpc_does_not_answer(m: ModuleType) -> None:
+    assert answer(m, {"jsonrpc": "2.0", "id": 77, "result": {}}) is None  # a response to nothing in flight
+    assert answer(m, {"jsonrpc": "2.0", "method": "initialize", "params": {}}) is None  # bad notification
+    assert answer(m, {"jsonrpc": "2.0", "method": "nope"}) is None
+
+
+def test_connection_keeps_serving_and_correlates(m: ModuleType) -> None:
+    """Over a local socket pair: bad frames in between, two requests of ours in flight at
+    once answered out of order, and the peer's request served."""
+
+    async def scenario() -> list[Any]:
+        a, b = socket.socketpair()
+        reader, writer = await asyncio.open_connection(sock=a)
+        peer_r, peer_w = await asyncio.open_connection(sock=b)
+        conn = m.RPC.connect("agent", reader, writer)
+        serving = asyncio.create_task(conn.serve(Handler(m)))
+        first = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}))
+        second = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/b"}))
+        sent = [json.loads(await peer_r.readline()) for _ in range(2)]
+        assert [s["params"]["path"] for s in sent] == ["/a", "/b"]
+        for data in (b"garbage\n", line({"jsonrpc": "2.0", "id": 999, "result": {}}), b"\n"):
+            peer_w.write(data)
+        peer_w.write(line({"jsonrpc": "2.0", "id": sent[1]["id"], "result": {"content": "B"}}))
+        peer_w.write(line({"jsonrpc": "2.0", "id": sent[0]["id"], "error": {"code": -32002, "message": "gone"}}))
+        peer_w.write(line({"jsonrpc": "2.0", "id": "p1", "method": "initialize", "params": {"protocolVersion": 1}}))
+        await peer_w.drain()
+        answers = [json.loads(await peer_r.readline()) for _ in range(2)]
+        result = await second
+        with pytest.raises(m.RpcError) as err:
+            await first
+        peer_w.close()
+        await serving
+        content = result["content"] if isinstance(result, dict) else result.content
+        return [content, err.value.code, sorted(answers, key=lambda x: str(x["id"]))]
+
+    content, code, answers = asyncio.run(scenario())
+    assert content == "B" and code == -32002
+    assert answers == [
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error", "data": answers[0]["error"]["data"]}},
+        {"jsonrpc": "2.0", "id": "p1", "result": {"protocolVersion": 1}},
+    ]
+
+
+def test_oversized_frame_is_answered_and_serving_goes_on(m: ModuleType) -> None:
+    async def scenario() -> list[Any]:
+        a, b = socket.socketpair()
+        reader, writer = await asyncio.open_connection(sock=a, limit=1024)
+        peer_r, peer_w = await asyncio.open_connection(sock=b)
+        conn = m.RPC.connect("agent", reader, writer)
+        serving = asyncio.create_task(conn.serve(Handler(m)))
+        peer_w.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"' + b"y" * 5000 + b'"}}\n')
+        peer_w.write(line({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"protocolVersion": 3}}))
+        await peer_w.drain()
+        got = [json.loads(await peer_r.readline()) for _ in range(2)]
+        peer_w.close()
+        await serving
+        return got
+
+    too_big, ok = asyncio.run(scenario())
+    assert too_big["error"]["code"] == -32600 and too_big["id"] is None
+    assert ok == {"jsonrpc": "2.0", "id": 2, "result": {"protocolVersion": 3}}
+
+
+def test_handler_names_come_from_the_wire_method(m: ModuleType) -> None:
+    handlers = {spec.method: spec.handler for spec in m.METHODS}
+    assert handlers == {
+        "$/cancel_request": "cancel_request",
+        "fs/read_text_file": "fs_read_text_file",
+        "import": "import_",
+        "initialize": "initialize",
+        "session/cancel": "session_cancel",
+        "session/close": "session_close",
+        "session/prompt": "session_prompt",
+        "session/update": "session_update",
+    }
+    assert m.Agent.session_prompt.__doc__ == "Sends a user prompt."
+    agent = {n for n in vars(m.Agent) if not n.startswith("_")}
+    assert agent == {"cancel_request", "initialize", "session_cancel", "session_close", "session_prompt", "extension_request", "extension_notification"}
+
+
+def test_building_messages(m: ModuleType, tmp_path: Path) -> None:
+    if m.__name__.endswith("v1") and hasattr(m, "AcpObject"):  # dataclasses
+        block = m.TextContentBlock(text="hi")
+        assert m.dump(block) == {"type": "text", "text": "hi"}
+        with pytest.raises(TypeError):
+            m.TextContentBlock(txet="hi")
+        assert m.dump(m.ReadTextFileRequest(session_id="s", path="/a", line=None)) == {"sessionId": "s", "path": "/a", "line": None}
+        assert m.dump(m.ReadTextFileRequest(session_id="s", path="/a")) == {"sessionId": "s", "path": "/a"}
+    elif hasattr(m, "AcpBaseModel"):  # pydantic
+        block = m.TextContentBlock(text="hi")
+        assert block.model_dump(by_alias=True, exclude_unset=True) == {"type": "text", "text": "hi"}
+        with pytest.raises(TypeError):
+            m.TextContentBlock(txet="hi")
+        sent = m.ReadTextFileRequest(session_id="s", path="/a", line=None)
+        assert sent.model_dump(by_alias=True, exclude_unset=True) == {"sessionId": "s", "path": "/a", "line": None}
+        assert m.ReadTextFileRequest.model_validate({"sessionId": "s", "path": "/a", "extra": 1}).model_extra == {"extra": 1}
+    frame = m.RPC.parse({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {"type": "text", "text": "hi"}}})
+    assert json.loads(m.RPC.encode(frame))["params"]["update"] == {"type": "text", "text": "hi"}
