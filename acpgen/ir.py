@@ -179,6 +179,9 @@ class ObjectDef:
     docs_ignore: bool = False
     #: set when the object was lifted out of another node rather than a $defs entry
     lifted_from: str | None = None
+    #: a JSON-RPC envelope ("request" or "notification"): ``params``, when present and not
+    #: null, is the params of the method of that kind named by ``method``
+    by_method: Literal["request", "notification"] | None = None
 
 
 VariantKind = Literal["tagged", "default", "fallback"]

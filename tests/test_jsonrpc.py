@@ -274,3 +274,29 @@ def test_building_messages(m: ModuleType, tmp_path: Path) -> None:
         assert m.ReadTextFileRequest.model_validate({"sessionId": "s", "path": "/a", "extra": 1}).model_extra == {"extra": 1}
     frame = m.RPC.parse({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {"type": "text", "text": "hi"}}})
     assert json.loads(m.RPC.encode(frame))["params"]["update"] == {"type": "text", "text": "hi"}
+
+
+def _validate(m: ModuleType, name: str, data: Any) -> Any:
+    """``name`` through the style's own validation (the codec ``RPC`` uses)."""
+    return m.RPC.codec.load(getattr(m, name), data)
+
+
+def test_envelope_defs_route_params_by_method(m: ModuleType) -> None:
+    """The schema's ``ClientRequest`` (params: anyOf of every method's params) types its
+    params by ``method`` too: same-shape params keep their method, another method's are
+    rejected, an unknown method is rejected, absent or null params and extension methods
+    are what the schema allows."""
+    close = {"jsonrpc": "2.0", "id": 1, "method": "session/close", "params": {"sessionId": "s"}}
+    value = _validate(m, "ClientRequest", close)
+    params = value["params"] if isinstance(value, dict) else value.params
+    if not isinstance(params, dict):
+        assert type(params) is m.CloseSessionRequest
+    assert m.RPC.codec.dump(value) == close
+    for bad in (
+        {**close, "method": "session/prompt"},  # CloseSessionRequest's shape under another method
+        {**close, "method": "session/unknown"},
+    ):
+        with pytest.raises(m.RPC.codec.errors):
+            _validate(m, "ClientRequest", bad)
+    for fine in ({**close, "params": None}, {"jsonrpc": "2.0", "id": 1, "method": "session/prompt"}, {**close, "method": "_x/y"}):
+        assert m.RPC.codec.dump(_validate(m, "ClientRequest", fine)) == fine

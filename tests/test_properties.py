@@ -12,6 +12,11 @@ independent reading of the schema, not acpgen's IR):
    tolerant parsing): there the binding may accept, and must then give back a message
    that jsonschema accepts (the bad value replaced by its default or dropped).
 
+The schema's JSON-RPC envelope defs (``ClientRequest``...: ``params`` typed by ``method``,
+acpgen/build/frames.py) are drawn with a known method of their kind and that method's
+params, since the bindings type ``params`` by ``method`` where the schema only asks for
+*some* method's params.
+
 The example budget is the Hypothesis profile: ``ci`` (default, sized for the suite) or
 ``fuzz`` (``make fuzz``), see tests/conftest.py.
 """
@@ -27,6 +32,9 @@ import pytest
 from hypothesis import assume, given, note
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
+
+from acpgen import api, ir
+from acpgen.render.pytypes import refs_of
 
 from . import corpus
 from .conftest import generate, import_file
@@ -99,9 +107,36 @@ def report(request: pytest.FixtureRequest) -> Any:
     request.config.cache.set("acpgen/properties", COUNTS)
 
 
+@lru_cache(maxsize=None)
+def envelopes(schema_file: str) -> dict[str, tuple[str, tuple[tuple[str, str], ...]]]:
+    """Envelope def -> (kind, the (method, params def) pairs its ``params`` names)."""
+    built = api.build_ir(corpus.ACP / "main" / schema_file)
+    protocol = built[0].protocol
+    out = {}
+    for d in protocol.defs:
+        if isinstance(d, ir.ObjectDef) and d.by_method:
+            params = next(f for f in d.fields if f.wire_name == "params")
+            refs = refs_of(params.type)
+            pairs = tuple((m.name, m.params) for m in protocol.methods if m.kind == d.by_method and m.params in refs)
+            out[d.key] = (d.by_method, pairs)
+    return out
+
+
 def valid_instances(schema_file: str, name: str) -> st.SearchStrategy[Any]:
     check = validator(schema_file, name)
-    return instances(document(schema_file), {"$ref": f"#/$defs/{name}"}).filter(check.is_valid)
+    root = document(schema_file)
+    envelope = envelopes(schema_file).get(name)
+    if envelope is None:
+        return instances(root, {"$ref": f"#/$defs/{name}"}).filter(check.is_valid)
+    kind, pairs = envelope
+
+    def frame(pair: tuple[str, str]) -> st.SearchStrategy[Any]:
+        members = {"method": st.just(pair[0]), "params": instances(root, {"$ref": f"#/$defs/{pair[1]}"})}
+        if kind == "request":
+            members["id"] = st.one_of(st.integers(0, 2**31), st.text(max_size=8))
+        return st.fixed_dictionaries(members)
+
+    return st.sampled_from(pairs).flatmap(frame).filter(check.is_valid)
 
 
 @pytest.mark.parametrize(("schema_file", "name"), _cases())

@@ -65,3 +65,64 @@ def test_mypy_strict_on_fixtures(fixture: str, tmp_path: Path) -> None:
     out = generate(SCHEMAS / fixture, tmp_path / "out", STYLES)
     result = _mypy(out, PACKAGES)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+SAMPLES = Path(__file__).parent / "typecheck"
+
+
+def _samples(target: Path, broken: bool = False) -> list[str]:
+    """The sample agent, client and driver of each style beside the bundled packages;
+    ``broken`` returns the wrong type from ``session_prompt`` in each."""
+    names = []
+    for style in STYLES:
+        source = SAMPLES / ("sample_typeddict.py" if style == "typeddict" else "sample_objects.py")
+        text = source.read_text().replace("PACKAGE", f"acp_{style}")
+        if broken:
+            text = text.replace('stop_reason="end_turn"', 'stop_reason="finished"').replace('{"stopReason": "end_turn"}', '{"stopReason": 1}')
+        (target / f"sample_{style}.py").write_text(text)
+        names.append(f"sample_{style}.py")
+    return names
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("samples")
+    for package in PACKAGES:
+        shutil.copytree(Path(__file__).resolve().parent.parent / "generated" / "v0.1.3" / package, out / package)
+    (out / "pyrightconfig.json").write_text('{"pythonVersion": "3.11"}')
+    return out
+
+
+def _pyright(target: Path, files: list[str]) -> subprocess.CompletedProcess[str]:
+    pyright = Path(sys.executable).parent / "pyright"
+    if not pyright.exists() or shutil.which("node") is None:
+        pytest.skip("pyright (dev dependency) needs node, which is absent")
+    return subprocess.run([str(pyright), "--pythonpath", sys.executable, *files], cwd=target, capture_output=True, text=True)
+
+
+def test_sample_agent_and_client_type_check(bundled: Path) -> None:
+    """Users' classes implementing the generated ``Agent`` and ``Client`` protocols, and a
+    driver on ``RemoteAgent``, in the three styles: clean under mypy --strict and pyright."""
+    files = _samples(bundled)
+    mypy = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-version", "3.11", *files],
+        cwd=bundled, capture_output=True, text=True,
+    )  # fmt: skip
+    assert mypy.returncode == 0, mypy.stdout + mypy.stderr
+    checked = _pyright(bundled, files)
+    assert "0 errors" in checked.stdout, checked.stdout[-3000:]
+
+
+def test_a_wrong_result_type_is_caught(bundled: Path, tmp_path: Path) -> None:
+    """The check can fail: ``session_prompt`` returning a stop reason the schema does not
+    have is an error for both type checkers, in every style."""
+    target = tmp_path / "broken"
+    shutil.copytree(bundled, target)
+    files = _samples(target, broken=True)
+    mypy = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-version", "3.11", *files],
+        cwd=target, capture_output=True, text=True,
+    )  # fmt: skip
+    assert mypy.returncode == 1 and all(f in mypy.stdout for f in files), mypy.stdout
+    checked = _pyright(target, files)
+    assert checked.returncode == 1 and all(f in checked.stdout for f in files), checked.stdout[-3000:]

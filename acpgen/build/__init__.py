@@ -6,6 +6,7 @@ from acpgen import ir
 from acpgen.build.context import Context
 from acpgen.build.cycles import unbroken_cycles
 from acpgen.build.defs import build_def
+from acpgen.build.frames import mark_envelopes
 from acpgen.build.methods import build_methods
 from acpgen.depth import deep_stack
 from acpgen.errors import AcpgenError
@@ -30,6 +31,7 @@ def build_protocol(raw: RawDocument) -> ir.Protocol:
         ctx.problems.items.extend(unbroken_cycles(defs, ctx.source.diagnostic))
     ctx.problems.raise_if_any()
     defs.extend(ctx.lifted.values())
+    defs = mark_envelopes(defs, methods)
     meta = raw.meta
     title = raw.data.get("title")
     return ir.Protocol(

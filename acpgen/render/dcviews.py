@@ -182,6 +182,7 @@ class _Builder:
         extra: object,
         tag: tuple[str, str | int | None] | None = None,
         name: str | None = None,
+        by_method: str | None = None,
     ) -> str:
         name = name or self.names.type(key)
         inherited = dict(self.members.get(base, {})) if base else {}
@@ -204,7 +205,8 @@ class _Builder:
         self.members[key] = members
         self.tag_specs[key] = tag_specs
         extra_spec = py_literal(extra) if isinstance(extra, str) else spec_expr(extra, self.names)  # type: ignore[arg-type]
-        spec = f"_Obj({name}, {py_tuple(specs + tag_specs)}, extra={extra_spec}, shapes={py_literal(tuple(shapes))})"
+        routed = f", by_method=({py_literal(by_method)}, _REGISTRY)" if by_method else ""
+        spec = f"_Obj({name}, {py_tuple(specs + tag_specs)}, extra={extra_spec}, shapes={py_literal(tuple(shapes))}{routed})"
         self.classes[name] = DCClassView(name, self.names.type(base) if base else "AcpObject", doc, tuple(views), spec)
         if base:
             self.bases[name] = self.names.type(base)
@@ -215,7 +217,7 @@ class _Builder:
         own = [(f, False) for f in d.fields]
         mixed, shapes = self.mixin_members(d.mixins)
         own += [(f, True) for f in mixed]
-        self.add_class(d.key, None, d.description, own, shapes, d.extra)
+        self.add_class(d.key, None, d.description, own, shapes, d.extra, by_method=d.by_method)
 
     def add_tagged(self, d: ir.TaggedUnionDef) -> None:
         if d.key in self.unions_done:

@@ -33,6 +33,8 @@ class ClassView:
     shape_names: tuple[str, ...] = ()
     #: a variant's tag attribute: filled by the class itself and always sent
     tags: tuple[str, ...] = ()
+    #: a JSON-RPC envelope: ``params`` typed by ``method`` ("request" / "notification")
+    by_method: str | None = None
 
     @property
     def unset_when_invalid(self) -> tuple[str, ...]:
@@ -178,7 +180,7 @@ class _Builder(AliasBuilder):
         if default is not None:
             args.append(f"{default[0]}={default[1]}")
         if attr != f.wire_name:
-            args.append(f"alias={py_literal(f.wire_name)}")
+            args.append(wire_alias(f.wire_name))
         if f.description:
             args.append(f"description={py_literal(f.description)}")
         if not args:
@@ -191,11 +193,11 @@ class _Builder(AliasBuilder):
         """A variant's tag member; a tagged variant fills its own (``TextContentBlock(text=...)``)."""
         attr = self.names.attr(owner, tag)
         if value is None:
-            return FieldView(attr, "str", f"Field(alias={py_literal(tag)})" if attr != tag else "")
+            return FieldView(attr, "str", f"Field({wire_alias(tag)})" if attr != tag else "")
         ann = f"Literal[{py_literal(value)}]"
         if attr == tag:
             return FieldView(attr, ann, py_literal(value))
-        return FieldView(attr, ann, f"Field(default={py_literal(value)}, alias={py_literal(tag)})")
+        return FieldView(attr, ann, f"Field(default={py_literal(value)}, {wire_alias(tag)})")
 
     def mixin_fields(self, owner: str, mixins: tuple[ir.Mixin, ...]) -> tuple[list[FieldView], tuple[tuple[str, ...], ...], tuple[str, ...]]:
         views: list[FieldView] = []
@@ -229,7 +231,9 @@ class _Builder(AliasBuilder):
         mixed, shapes, titles = self.mixin_fields(d.key, d.mixins)
         config, extra_type = self.object_config(d.extra)
         name = self.names.type(d.key)
-        self.classes[name] = ClassView(name, "AcpBaseModel", d.description, tuple(fields + mixed), config, extra_type, shapes, titles)
+        self.classes[name] = ClassView(
+            name, "AcpBaseModel", d.description, tuple(fields + mixed), config, extra_type, shapes, titles, (), d.by_method
+        )
 
     def add_tagged(self, d: ir.TaggedUnionDef) -> None:
         members: list[str] = []
@@ -352,6 +356,15 @@ def ordered_aliases(aliases: dict[str, tuple[_A, set[str]]]) -> tuple[_A, ...]:
     for name in sorted(aliases):
         visit(name)
     return tuple(out)
+
+
+def wire_alias(wire: str) -> str:
+    """The wire name of a member whose attribute differs. Not ``alias=``: type checkers
+    would then take the wire name as the constructor's keyword; with the validation and
+    serialization aliases they take the attribute (``PromptResponse(stop_reason=...)``)
+    while the wire keeps its own name both ways."""
+    text = py_literal(wire)
+    return f"validation_alias={text}, serialization_alias={text}"
 
 
 def route_tag(v: ir.Variant) -> str:

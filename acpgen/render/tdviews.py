@@ -54,6 +54,8 @@ class TypedDictModuleView:
     exports: tuple[str, ...]
     protocol_version: int | None
     forbid: tuple[str, ...]  # TypedDicts that reject unknown keys
+    #: JSON-RPC envelopes: (TypedDict, kind) whose params are typed by their method
+    by_method: tuple[tuple[str, str], ...] = ()
 
 
 def _first_line(text: str | None) -> str | None:
@@ -72,6 +74,7 @@ class _Builder(AliasBuilder):
         self.classes: dict[str, TypedDictView] = {}
         self.aliases: dict[str, tuple[AliasView, set[str]]] = {}
         self.forbid: list[str] = []
+        self.by_method: list[tuple[str, str]] = []
 
     def key(self, f: ir.Field, optional: bool = False) -> KeyView:
         ann = self.types.expr(f.type, skip_invalid=f.skip_invalid_items)
@@ -112,6 +115,8 @@ class _Builder(AliasBuilder):
         keys = self.fields_of(d.fields)
         mixed, shapes = self.mixin_keys(d.mixins)
         self.add_class(self.names.type(d.key), d.description, keys + mixed, shapes, d.extra)
+        if d.by_method:
+            self.by_method.append((self.names.type(d.key), d.by_method))
 
     def variant_keys(self, d: ir.TaggedUnionDef, v: ir.Variant) -> tuple[list[KeyView], tuple[tuple[str, ...], ...], object]:
         """Every key of variant ``v`` of ``d`` (its base's, shared, own, mixins', its tag),
@@ -191,4 +196,5 @@ def build_typeddict_view(protocol: ir.Protocol, names: Names, header: str) -> Ty
         exports,
         protocol.protocol_version,
         tuple(sorted(b.forbid)),
+        tuple(sorted(b.by_method)),
     )

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 9f0ba171a2fc7890a05ee6bb166b69e11574a73cb90e882a9aa580ad20d541d2
+# input-hash: cde4b7625b1a24187b7d6d2840090ba100db7404a78ad53a4806ea84faf7d97c
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations
@@ -3017,3 +3017,4 @@ __all__ = [
     "dump",
     "load",
 ]
+_REGISTRY.rpc = RPC

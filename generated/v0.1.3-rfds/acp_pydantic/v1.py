@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: f0cf0fbfa2c394ab6716d5b5954f36d7d12ecc51e4f9aa943c60336af323249a
+# input-hash: bdd90385cff1356ef9e11c71fe9194779f765abdba0a2b7c4fb5bb687b494e78
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations
@@ -42,14 +42,16 @@ class AgentCapabilities(AcpBaseModel):
 
     load_session: bool = Field(
         default=False,
-        alias="loadSession",
+        validation_alias="loadSession",
+        serialization_alias="loadSession",
         description="Whether the agent supports `session/load`.",
     )
     prompt_capabilities: PromptCapabilities = Field(
         default_factory=lambda: PromptCapabilities.model_validate(
             {"audio": False, "embeddedContext": False, "image": False}
         ),
-        alias="promptCapabilities",
+        validation_alias="promptCapabilities",
+        serialization_alias="promptCapabilities",
         description="Prompt capabilities supported by the agent.",
     )
 
@@ -61,7 +63,9 @@ class AgentMessageChunkSessionUpdate(AcpBaseModel):
 
     content: ContentBlock
     session_update: Literal["agent_message_chunk"] = Field(
-        default="agent_message_chunk", alias="sessionUpdate"
+        default="agent_message_chunk",
+        validation_alias="sessionUpdate",
+        serialization_alias="sessionUpdate",
     )
 
 
@@ -72,7 +76,9 @@ class AgentThoughtChunkSessionUpdate(AcpBaseModel):
 
     content: ContentBlock
     session_update: Literal["agent_thought_chunk"] = Field(
-        default="agent_thought_chunk", alias="sessionUpdate"
+        default="agent_thought_chunk",
+        validation_alias="sessionUpdate",
+        serialization_alias="sessionUpdate",
     )
 
 
@@ -80,7 +86,11 @@ class Annotations(AcpBaseModel):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
     audience: list[Role] | None = None
-    last_modified: str | None = Field(default=None, alias="lastModified")
+    last_modified: str | None = Field(
+        default=None,
+        validation_alias="lastModified",
+        serialization_alias="lastModified",
+    )
     priority: int | float | None = None
 
 
@@ -89,7 +99,7 @@ class AudioContent(AcpBaseModel):
 
     annotations: Annotations | None = None
     data: str
-    mime_type: str = Field(alias="mimeType")
+    mime_type: str = Field(validation_alias="mimeType", serialization_alias="mimeType")
 
 
 class AudioContentBlock(AcpBaseModel):
@@ -102,8 +112,10 @@ class AudioContentBlock(AcpBaseModel):
 
     annotations: Annotations | None = None
     data: str
-    mime_type: str = Field(alias="mimeType")
-    type_: Literal["audio"] = Field(default="audio", alias="type")
+    mime_type: str = Field(validation_alias="mimeType", serialization_alias="mimeType")
+    type_: Literal["audio"] = Field(
+        default="audio", validation_alias="type", serialization_alias="type"
+    )
 
 
 class AuthMethod(AcpBaseModel):
@@ -126,7 +138,8 @@ class AuthenticateRequest(AcpBaseModel):
     """
 
     method_id: AuthMethodId = Field(
-        alias="methodId",
+        validation_alias="methodId",
+        serialization_alias="methodId",
         description="The ID of the authentication method to use. Must be one of the methods\nadvertised in the initialize response.",
     )
 
@@ -135,7 +148,9 @@ class BlobResourceContents(AcpBaseModel):
     """Binary resource contents."""
 
     blob: str
-    mime_type: str | None = Field(default=None, alias="mimeType")
+    mime_type: str | None = Field(
+        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+    )
     uri: str
 
 
@@ -143,7 +158,9 @@ class SessionConfigBoolean(AcpBaseModel):
     """A boolean on/off toggle session configuration option payload."""
 
     current_value: bool = Field(
-        alias="currentValue", description="The current value of the boolean option."
+        validation_alias="currentValue",
+        serialization_alias="currentValue",
+        description="The current value of the boolean option.",
     )
 
 
@@ -164,7 +181,9 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
         default=None,
         description="Optional semantic category to help Clients provide consistent UX.",
     )
-    type_: Literal["boolean"] = Field(default="boolean", alias="type")
+    type_: Literal["boolean"] = Field(
+        default="boolean", validation_alias="type", serialization_alias="type"
+    )
 
 
 class BooleanSetSessionConfigOptionRequest(AcpBaseModel):
@@ -173,14 +192,19 @@ class BooleanSetSessionConfigOptionRequest(AcpBaseModel):
     __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
 
     session_id: SessionId = Field(
-        alias="sessionId",
+        validation_alias="sessionId",
+        serialization_alias="sessionId",
         description="The ID of the session to set the configuration option for.",
     )
     config_id: SessionConfigId = Field(
-        alias="configId", description="The `id` of the configuration option to change."
+        validation_alias="configId",
+        serialization_alias="configId",
+        description="The `id` of the configuration option to change.",
     )
     value: bool = Field(description="The boolean value.")
-    type_: Literal["boolean"] = Field(default="boolean", alias="type")
+    type_: Literal["boolean"] = Field(
+        default="boolean", validation_alias="type", serialization_alias="type"
+    )
 
 
 class CancelNotification(AcpBaseModel):
@@ -190,7 +214,9 @@ class CancelNotification(AcpBaseModel):
     """
 
     session_id: SessionId = Field(
-        alias="sessionId", description="The ID of the session to cancel operations for."
+        validation_alias="sessionId",
+        serialization_alias="sessionId",
+        description="The ID of the session to cancel operations for.",
     )
 
 
@@ -234,7 +260,8 @@ class ConfigOptionUpdate(AcpBaseModel):
     """Session configuration options have been updated."""
 
     config_options: list[SessionConfigOption] = Field(
-        alias="configOptions",
+        validation_alias="configOptions",
+        serialization_alias="configOptions",
         description="The full set of configuration options and their current values.",
     )
 
@@ -245,7 +272,9 @@ class ConfigOptionUpdateSessionUpdate(ConfigOptionUpdate):
     __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
 
     session_update: Literal["config_option_update"] = Field(
-        default="config_option_update", alias="sessionUpdate"
+        default="config_option_update",
+        validation_alias="sessionUpdate",
+        serialization_alias="sessionUpdate",
     )
 
 
@@ -255,7 +284,9 @@ class ContentToolCallContent(AcpBaseModel):
     __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
 
     content: ContentBlock = Field(description="The actual content block.")
-    type_: Literal["content"] = Field(default="content", alias="type")
+    type_: Literal["content"] = Field(
+        default="content", validation_alias="type", serialization_alias="type"
+    )
 
 
 class DiffToolCallContent(AcpBaseModel):
@@ -264,15 +295,20 @@ class DiffToolCallContent(AcpBaseModel):
     __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
 
     new_text: str = Field(
-        alias="newText", description="The new content after modification."
+        validation_alias="newText",
+        serialization_alias="newText",
+        description="The new content after modification.",
     )
     old_text: str | None = Field(
         default=None,
-        alias="oldText",
+        validation_alias="oldText",
+        serialization_alias="oldText",
         description="The original content (None for new files).",
     )
     path: str = Field(description="The file path being modified.")
-    type_: Literal["diff"] = Field(default="diff", alias="type")
+    type_: Literal["diff"] = Field(
+        default="diff", validation_alias="type", serialization_alias="type"
+    )
 
 
 class EmbeddedResource(AcpBaseModel):
@@ -297,12 +333,14 @@ class FileSystemCapability(AcpBaseModel):
 
     read_text_file: bool = Field(
         default=False,
-        alias="readTextFile",
+        validation_alias="readTextFile",
+        serialization_alias="readTextFile",
         description="Whether the Client supports `fs/read_text_file` requests.",
     )
     write_text_file: bool = Field(
         default=False,
-        alias="writeTextFile",
+        validation_alias="writeTextFile",
+        serialization_alias="writeTextFile",
         description="Whether the Client supports `fs/write_text_file` requests.",
     )
 
@@ -312,7 +350,7 @@ class ImageContent(AcpBaseModel):
 
     annotations: Annotations | None = None
     data: str
-    mime_type: str = Field(alias="mimeType")
+    mime_type: str = Field(validation_alias="mimeType", serialization_alias="mimeType")
     uri: str | None = None
 
 
@@ -326,9 +364,11 @@ class ImageContentBlock(AcpBaseModel):
 
     annotations: Annotations | None = None
     data: str
-    mime_type: str = Field(alias="mimeType")
+    mime_type: str = Field(validation_alias="mimeType", serialization_alias="mimeType")
     uri: str | None = None
-    type_: Literal["image"] = Field(default="image", alias="type")
+    type_: Literal["image"] = Field(
+        default="image", validation_alias="type", serialization_alias="type"
+    )
 
 
 class InitializeRequest(AcpBaseModel):
@@ -343,11 +383,13 @@ class InitializeRequest(AcpBaseModel):
         default_factory=lambda: ClientCapabilities.model_validate(
             {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
         ),
-        alias="clientCapabilities",
+        validation_alias="clientCapabilities",
+        serialization_alias="clientCapabilities",
         description="Capabilities supported by the client.",
     )
     protocol_version: ProtocolVersion = Field(
-        alias="protocolVersion",
+        validation_alias="protocolVersion",
+        serialization_alias="protocolVersion",
         description="The latest protocol version supported by the client.",
     )
 
@@ -371,16 +413,19 @@ class InitializeResponse(AcpBaseModel):
                 },
             }
         ),
-        alias="agentCapabilities",
+        validation_alias="agentCapabilities",
+        serialization_alias="agentCapabilities",
         description="Capabilities supported by the agent.",
     )
     auth_methods: list[AuthMethod] = Field(
         default_factory=list,
-        alias="authMethods",
+        validation_alias="authMethods",
+        serialization_alias="authMethods",
         description="Authentication methods supported by the agent.",
     )
     protocol_version: ProtocolVersion = Field(
-        alias="protocolVersion",
+        validation_alias="protocolVersion",
+        serialization_alias="protocolVersion",
         description="The protocol version the client specified if supported by the agent,\nor the latest protocol version supported by the agent.\n\nThe client should disconnect, if it doesn't support this version.",
     )
 
@@ -395,11 +440,14 @@ class LoadSessionRequest(AcpBaseModel):
 
     cwd: str = Field(description="The working directory for this session.")
     mcp_servers: list[McpServer] = Field(
-        alias="mcpServers",
+        validation_alias="mcpServers",
+        serialization_alias="mcpServers",
         description="List of MCP servers to connect to for this session.",
     )
     session_id: SessionId = Field(
-        alias="sessionId", description="The ID of the session to load."
+        validation_alias="sessionId",
+        serialization_alias="sessionId",
+        description="The ID of the session to load.",
     )
 
 
@@ -432,7 +480,8 @@ class NewSessionRequest(AcpBaseModel):
         description="The working directory for this session. Must be an absolute path."
     )
     mcp_servers: list[McpServer] = Field(
-        alias="mcpServers",
+        validation_alias="mcpServers",
+        serialization_alias="mcpServers",
         description="List of MCP (Model Context Protocol) servers the agent should connect to.",
     )
 
@@ -444,12 +493,14 @@ class NewSessionResponse(AcpBaseModel):
     """
 
     session_id: SessionId = Field(
-        alias="sessionId",
+        validation_alias="sessionId",
+        serialization_alias="sessionId",
         description="Unique identifier for the created session.\n\nUsed in all subsequent requests for this conversation.",
     )
     config_options: list[SessionConfigOption] | None = Field(
         default=None,
-        alias="configOptions",
+        validation_alias="configOptions",
+        serialization_alias="configOptions",
         description="Initial session configuration options if supported by the Agent. The order is\nthe Agent's preferred priority; Clients SHOULD respect it when displaying options.",
     )
 
@@ -462,7 +513,7 @@ class OtherContentBlock(AcpBaseModel):
     future ACP variants.
     """
 
-    type_: str = Field(alias="type")
+    type_: str = Field(validation_alias="type", serialization_alias="type")
 
 
 class OtherSessionConfigOption(AcpBaseModel):
@@ -485,7 +536,7 @@ class OtherSessionConfigOption(AcpBaseModel):
         default=None,
         description="Optional semantic category to help Clients provide consistent UX.",
     )
-    type_: str = Field(alias="type")
+    type_: str = Field(validation_alias="type", serialization_alias="type")
 
 
 class OtherSessionUpdate(AcpBaseModel):
@@ -496,7 +547,9 @@ class OtherSessionUpdate(AcpBaseModel):
     future ACP variants.
     """
 
-    session_update: str = Field(alias="sessionUpdate")
+    session_update: str = Field(
+        validation_alias="sessionUpdate", serialization_alias="sessionUpdate"
+    )
 
 
 class OtherToolCallContent(AcpBaseModel):
@@ -507,7 +560,7 @@ class OtherToolCallContent(AcpBaseModel):
     future ACP variants.
     """
 
-    type_: str = Field(alias="type")
+    type_: str = Field(validation_alias="type", serialization_alias="type")
 
 
 class PermissionOption(AcpBaseModel):
@@ -518,7 +571,9 @@ class PermissionOption(AcpBaseModel):
     )
     name: str = Field(description="Human-readable label to display to the user.")
     option_id: PermissionOptionId = Field(
-        alias="optionId", description="Unique identifier for this permission option."
+        validation_alias="optionId",
+        serialization_alias="optionId",
+        description="Unique identifier for this permission option.",
     )
 
 
@@ -566,7 +621,11 @@ class PlanSessionUpdate(AcpBaseModel):
     entries: list[PlanEntry] = Field(
         description="The list of tasks to be accomplished.\n\nWhen updating a plan, the agent must send a complete list of all entries\nwith their current status. The client replaces the entire plan with each update."
     )
-    session_update: Literal["plan"] = Field(default="plan", alias="sessionUpdate")
+    session_update: Literal["plan"] = Field(
+        default="plan",
+        validation_alias="sessionUpdate",
+        serialization_alias="sessionUpdate",
+    )
 
 
 class PromptCapabilities(AcpBaseModel):
@@ -589,7 +648,8 @@ class PromptCapabilities(AcpBaseModel):
     )
     embedded_context: bool = Field(
         default=False,
-        alias="embeddedContext",
+        validation_alias="embeddedContext",
+        serialization_alias="embeddedContext",
         description="Agent supports embedded context in `session/prompt` requests.\n\nWhen enabled, the Client is allowed to include `ContentBlock::Resource`\nin prompt requests for pieces of context that are referenced in the message.",
     )
     image: bool = Field(
@@ -609,7 +669,8 @@ class PromptRequest(AcpBaseModel):
         description="The blocks of content that compose the user's message.\n\nAs a baseline, the Agent MUST support `ContentBlock::Text` and `ContentBlock::ResourceLink`,\nwhile other variants are optionally enabled via `PromptCapabilities`.\n\nThe Client MUST adapt its interface according to `PromptCapabilities`.\n\nThe client MAY include referenced pieces of context as either\n`ContentBlock::Resource` or `ContentBlock::ResourceLink`.\n\nWhen available, `ContentBlock::Resource` is preferred\nas it avoids extra round-trips and allows the message to include\npieces of context from sources the agent may not have access to."
     )
     session_id: SessionId = Field(
-        alias="sessionId",
+        validation_alias="sessionId",
+        serialization_alias="sessionId",
         description="The ID of the session to send this user message to",
     )
 
@@ -621,7 +682,8 @@ class PromptResponse(AcpBaseModel):
     """
 
     stop_reason: StopReason = Field(
-        alias="stopReason",
+        validation_alias="stopReason",
+        serialization_alias="stopReason",
         description="Indicates why the agent stopped processing the turn.",
     )
 
@@ -641,7 +703,9 @@ class ReadTextFileRequest(AcpBaseModel):
     )
     path: str = Field(description="Absolute path to the file to read.")
     session_id: SessionId = Field(
-        alias="sessionId", description="The session ID for this request."
+        validation_alias="sessionId",
+        serialization_alias="sessionId",
+        description="The session ID for this request.",
     )
 
 
@@ -663,10 +727,13 @@ class RequestPermissionRequest(AcpBaseModel):
         description="Available permission options for the user to choose from."
     )
     session_id: SessionId = Field(
-        alias="sessionId", description="The session ID for this request."
+        validation_alias="sessionId",
+        serialization_alias="sessionId",
+        description="The session ID for this request.",
     )
     tool_call: ToolCallUpdate = Field(
-        alias="toolCall",
+        validation_alias="toolCall",
+        serialization_alias="toolCall",
         description="Details about the tool call requiring permission.",
     )
 
@@ -691,7 +758,9 @@ class ResourceContentBlock(AcpBaseModel):
 
     annotations: Annotations | None = None
     resource: EmbeddedResourceResource
-    type_: Literal["resource"] = Field(default="resource", alias="type")
+    type_: Literal["resource"] = Field(
+        default="resource", validation_alias="type", serialization_alias="type"
+    )
 
 
 class ResourceLink(AcpBaseModel):
@@ -699,7 +768,9 @@ class ResourceLink(AcpBaseModel):
 
     annotations: Annotations | None = None
     description: str | None = None
-    mime_type: str | None = Field(default=None, alias="mimeType")
+    mime_type: str | None = Field(
+        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+    )
     name: str
     size: int | None = None
     title: str | None = None
@@ -716,19 +787,24 @@ class ResourceLinkContentBlock(AcpBaseModel):
 
     annotations: Annotations | None = None
     description: str | None = None
-    mime_type: str | None = Field(default=None, alias="mimeType")
+    mime_type: str | None = Field(
+        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+    )
     name: str
     size: int | None = None
     title: str | None = None
     uri: str
-    type_: Literal["resource_link"] = Field(default="resource_link", alias="type")
+    type_: Literal["resource_link"] = Field(
+        default="resource_link", validation_alias="type", serialization_alias="type"
+    )
 
 
 class SessionConfigSelect(AcpBaseModel):
     """A single-value selector (dropdown) session configuration option payload."""
 
     current_value: SessionConfigValueId = Field(
-        alias="currentValue",
+        validation_alias="currentValue",
+        serialization_alias="currentValue",
         description="The currently selected value for this option.",
     )
     options: list[SessionConfigSelectOption] = Field(
@@ -753,7 +829,9 @@ class SelectSessionConfigOption(SessionConfigSelect):
         default=None,
         description="Optional semantic category to help Clients provide consistent UX.",
     )
-    type_: Literal["select"] = Field(default="select", alias="type")
+    type_: Literal["select"] = Field(
+        default="select", validation_alias="type", serialization_alias="type"
+    )
 
 
 class SelectedRequestPermissionOutcome(AcpBaseModel):
@@ -762,7 +840,9 @@ class SelectedRequestPermissionOutcome(AcpBaseModel):
     __acp_tags__: ClassVar[tuple[str, ...]] = ("outcome",)
 
     option_id: PermissionOptionId = Field(
-        alias="optionId", description="The ID of the option the user selected."
+        validation_alias="optionId",
+        serialization_alias="optionId",
+        description="The ID of the option the user selected.",
     )
     outcome: Literal["selected"] = "selected"
 
@@ -788,7 +868,9 @@ class SessionNotification(AcpBaseModel):
     """
 
     session_id: SessionId = Field(
-        alias="sessionId", description="The ID of the session this update pertains to."
+        validation_alias="sessionId",
+        serialization_alias="sessionId",
+        description="The ID of the session this update pertains to.",
     )
     update: SessionUpdate = Field(description="The actual update content.")
 
@@ -801,7 +883,8 @@ class SetSessionConfigOptionResponse(AcpBaseModel):
     """
 
     config_options: list[SessionConfigOption] = Field(
-        alias="configOptions",
+        validation_alias="configOptions",
+        serialization_alias="configOptions",
         description="The full set of configuration options and their current values.",
     )
 
@@ -811,8 +894,12 @@ class TerminalToolCallContent(AcpBaseModel):
 
     __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
 
-    terminal_id: str = Field(alias="terminalId")
-    type_: Literal["terminal"] = Field(default="terminal", alias="type")
+    terminal_id: str = Field(
+        validation_alias="terminalId", serialization_alias="terminalId"
+    )
+    type_: Literal["terminal"] = Field(
+        default="terminal", validation_alias="type", serialization_alias="type"
+    )
 
 
 class TextContent(AcpBaseModel):
@@ -832,13 +919,17 @@ class TextContentBlock(AcpBaseModel):
 
     annotations: Annotations | None = None
     text: str
-    type_: Literal["text"] = Field(default="text", alias="type")
+    type_: Literal["text"] = Field(
+        default="text", validation_alias="type", serialization_alias="type"
+    )
 
 
 class TextResourceContents(AcpBaseModel):
     """Text-based resource contents."""
 
-    mime_type: str | None = Field(default=None, alias="mimeType")
+    mime_type: str | None = Field(
+        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+    )
     text: str
     uri: str
 
@@ -865,11 +956,15 @@ class ToolCall(AcpBaseModel):
     )
     raw_input: Any = Field(
         default=None,
-        alias="rawInput",
+        validation_alias="rawInput",
+        serialization_alias="rawInput",
         description="Raw input parameters sent to the tool.",
     )
     raw_output: Any = Field(
-        default=None, alias="rawOutput", description="Raw output returned by the tool."
+        default=None,
+        validation_alias="rawOutput",
+        serialization_alias="rawOutput",
+        description="Raw output returned by the tool.",
     )
     status: Annotated[ToolCallStatus | None, _NON_NULL] = Field(
         default=None, description="Current execution status of the tool call."
@@ -878,7 +973,8 @@ class ToolCall(AcpBaseModel):
         description="Human-readable title describing what the tool is doing."
     )
     tool_call_id: ToolCallId = Field(
-        alias="toolCallId",
+        validation_alias="toolCallId",
+        serialization_alias="toolCallId",
         description="Unique identifier for this tool call within the session.",
     )
 
@@ -916,11 +1012,15 @@ class ToolCallSessionUpdate(AcpBaseModel):
     )
     raw_input: Any = Field(
         default=None,
-        alias="rawInput",
+        validation_alias="rawInput",
+        serialization_alias="rawInput",
         description="Raw input parameters sent to the tool.",
     )
     raw_output: Any = Field(
-        default=None, alias="rawOutput", description="Raw output returned by the tool."
+        default=None,
+        validation_alias="rawOutput",
+        serialization_alias="rawOutput",
+        description="Raw output returned by the tool.",
     )
     status: Annotated[ToolCallStatus | None, _NON_NULL] = Field(
         default=None, description="Current execution status of the tool call."
@@ -929,11 +1029,14 @@ class ToolCallSessionUpdate(AcpBaseModel):
         description="Human-readable title describing what the tool is doing."
     )
     tool_call_id: ToolCallId = Field(
-        alias="toolCallId",
+        validation_alias="toolCallId",
+        serialization_alias="toolCallId",
         description="Unique identifier for this tool call within the session.",
     )
     session_update: Literal["tool_call"] = Field(
-        default="tool_call", alias="sessionUpdate"
+        default="tool_call",
+        validation_alias="sessionUpdate",
+        serialization_alias="sessionUpdate",
     )
 
 
@@ -954,10 +1057,16 @@ class ToolCallUpdate(AcpBaseModel):
         default=None, description="Replace the locations collection."
     )
     raw_input: Any = Field(
-        default=None, alias="rawInput", description="Update the raw input."
+        default=None,
+        validation_alias="rawInput",
+        serialization_alias="rawInput",
+        description="Update the raw input.",
     )
     raw_output: Any = Field(
-        default=None, alias="rawOutput", description="Update the raw output."
+        default=None,
+        validation_alias="rawOutput",
+        serialization_alias="rawOutput",
+        description="Update the raw output.",
     )
     status: ToolCallStatus | None = Field(
         default=None, description="Update the execution status."
@@ -966,7 +1075,9 @@ class ToolCallUpdate(AcpBaseModel):
         default=None, description="Update the human-readable title."
     )
     tool_call_id: ToolCallId = Field(
-        alias="toolCallId", description="The ID of the tool call being updated."
+        validation_alias="toolCallId",
+        serialization_alias="toolCallId",
+        description="The ID of the tool call being updated.",
     )
 
 
@@ -983,10 +1094,16 @@ class ToolCallUpdateSessionUpdate(AcpBaseModel):
         default=None, description="Replace the locations collection."
     )
     raw_input: Any = Field(
-        default=None, alias="rawInput", description="Update the raw input."
+        default=None,
+        validation_alias="rawInput",
+        serialization_alias="rawInput",
+        description="Update the raw input.",
     )
     raw_output: Any = Field(
-        default=None, alias="rawOutput", description="Update the raw output."
+        default=None,
+        validation_alias="rawOutput",
+        serialization_alias="rawOutput",
+        description="Update the raw output.",
     )
     status: ToolCallStatus | None = Field(
         default=None, description="Update the execution status."
@@ -995,10 +1112,14 @@ class ToolCallUpdateSessionUpdate(AcpBaseModel):
         default=None, description="Update the human-readable title."
     )
     tool_call_id: ToolCallId = Field(
-        alias="toolCallId", description="The ID of the tool call being updated."
+        validation_alias="toolCallId",
+        serialization_alias="toolCallId",
+        description="The ID of the tool call being updated.",
     )
     session_update: Literal["tool_call_update"] = Field(
-        default="tool_call_update", alias="sessionUpdate"
+        default="tool_call_update",
+        validation_alias="sessionUpdate",
+        serialization_alias="sessionUpdate",
     )
 
 
@@ -1009,7 +1130,9 @@ class UserMessageChunkSessionUpdate(AcpBaseModel):
 
     content: ContentBlock
     session_update: Literal["user_message_chunk"] = Field(
-        default="user_message_chunk", alias="sessionUpdate"
+        default="user_message_chunk",
+        validation_alias="sessionUpdate",
+        serialization_alias="sessionUpdate",
     )
 
 
@@ -1022,11 +1145,14 @@ class ValueIdSetSessionConfigOptionRequest(AcpBaseModel):
     """
 
     session_id: SessionId = Field(
-        alias="sessionId",
+        validation_alias="sessionId",
+        serialization_alias="sessionId",
         description="The ID of the session to set the configuration option for.",
     )
     config_id: SessionConfigId = Field(
-        alias="configId", description="The `id` of the configuration option to change."
+        validation_alias="configId",
+        serialization_alias="configId",
+        description="The `id` of the configuration option to change.",
     )
     value: SessionConfigValueId = Field(description="The value ID.")
 
@@ -1040,7 +1166,9 @@ class WriteTextFileRequest(AcpBaseModel):
     content: str = Field(description="The text content to write to the file.")
     path: str = Field(description="Absolute path to the file to write.")
     session_id: SessionId = Field(
-        alias="sessionId", description="The session ID for this request."
+        validation_alias="sessionId",
+        serialization_alias="sessionId",
+        description="The session ID for this request.",
     )
 
 

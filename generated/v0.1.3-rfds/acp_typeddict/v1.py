@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 27d568ca42ce36276529c0a743d84a5ed6e272ad0baa8632331c93a5516943ac
+# input-hash: f3b4ba7db6652bf5aaceaa3bd75be2637c80579cc166f25d0fdcfab52838c69b
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
 from typing import Any, Final, Literal, Protocol, TypeAlias, cast
@@ -18,6 +18,7 @@ from ._runtime import (
     TypedDictCodec,
     _Constraints,
     _OnErrorDefault,
+    _by_method,
     _require_shape,
 )
 from ._runtime import _Route as _RouteIn
