@@ -300,3 +300,14 @@ def test_envelope_defs_route_params_by_method(m: ModuleType) -> None:
             _validate(m, "ClientRequest", bad)
     for fine in ({**close, "params": None}, {"jsonrpc": "2.0", "id": 1, "method": "session/prompt"}, {**close, "method": "_x/y"}):
         assert m.RPC.codec.dump(_validate(m, "ClientRequest", fine)) == fine
+
+
+def test_notification_envelopes_route_by_notification_methods(m: ModuleType) -> None:
+    """``AgentNotification`` has no ``id``: its params are typed by the *notification*
+    of that name; a request method there is unknown."""
+    update = {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {"type": "text", "text": "x"}}}
+    assert m.RPC.codec.dump(_validate(m, "AgentNotification", update)) == update
+    with pytest.raises(m.RPC.codec.errors):
+        _validate(m, "AgentNotification", {**update, "method": "session/close"})
+    with pytest.raises(m.RPC.codec.errors):
+        _validate(m, "AgentNotification", {**update, "params": {"sessionId": "s", "update": {"type": "text", "text": 5}}})

@@ -131,3 +131,44 @@ def test_override_resolves_a_clash(tmp_path: Path) -> None:
     names = decide(protocol(path), {"X.foo_bar": Override("foo_bar_raw", "both spellings are on the wire")})
     assert names.attr("X", "foo_bar") == "foo_bar_raw"
     assert names.attr("X", "fooBar") == "foo_bar"
+
+
+def _methods_protocol(tmp_path: Path, defs: dict[str, object]) -> ir.Protocol:
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps({"$defs": defs}))
+    return protocol(path)
+
+
+def _obj(method: str, side: str = "agent") -> dict[str, object]:
+    return {"type": "object", "properties": {}, "x-method": method, "x-side": side}
+
+
+def test_handler_names_from_wire_methods(tmp_path: Path) -> None:
+    p = _methods_protocol(
+        tmp_path,
+        {
+            "McpMessageRequest": _obj("mcp/message", "agent"),
+            "McpMessageResponse": _obj("mcp/message", "agent"),
+            "McpMessageNotification": _obj("mcp/message", "client"),
+            "CancelRequestNotification": _obj("$/cancel_request", "protocol"),
+            "TwoFactorRequest": _obj("2fa/check"),
+            "ImportRequest": _obj("import"),
+        },
+    )
+    names = decide(p)
+    assert names.handler("mcp/message", "request") == "mcp_message"
+    assert names.handler("mcp/message", "notification") == "mcp_message_notification"
+    assert names.handler("$/cancel_request", "notification") == "cancel_request"
+    assert names.handler("2fa/check", "request") == "n2fa_check"
+    assert names.handler("import", "request") == "import_"
+
+
+def test_handler_clash_is_an_error_naming_both(tmp_path: Path) -> None:
+    p = _methods_protocol(tmp_path, {"ARequest": _obj("session/new"), "BRequest": _obj("session.new"), "CRequest": _obj("extension/request")})
+    with pytest.raises(AcpgenError) as err:
+        decide(p)
+    text = str(err.value)
+    assert "'session.new'" in text and "'session/new'" in text and "ACPG301" in text
+    assert "extension_request" in text  # the name the interfaces keep for extension methods
+    fixed = decide(p, {"method:session.new": Override("session_new_dotted", "the dotted form is a vendor alias"), "method:extension/request": Override("extension_req", "reserved")})
+    assert fixed.handler("session.new", "request") == "session_new_dotted"

@@ -38,3 +38,13 @@ def test_pydantic_snapshot(fixture: str, snapshot, tmp_path: Path) -> None:  # t
 def test_style_snapshot(fixture: str, style: str, snapshot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = generate(SCHEMAS / fixture, tmp_path / "out", (style,))
     assert (out / f"acp_{style}" / "v1.py").read_text() == snapshot
+
+
+@pytest.mark.parametrize("style", ["pydantic", "dataclasses", "typeddict"])
+def test_package_runtime_snapshot(style: str, snapshot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """What every module of a package imports: the style's runtime and the JSON-RPC layer
+    (frames, router, connection), the same text in every style."""
+    out = generate(SCHEMAS / "rpc", tmp_path / "out", (style,))
+    package = out / f"acp_{style}"
+    assert (package / "_runtime.py").read_text() == snapshot
+    assert (package / "_jsonrpc.py").read_text() == snapshot

@@ -192,3 +192,29 @@ def test_variant_whose_payload_is_a_tagged_union(style: str, root: Path) -> None
         {"kind": "state", "state": "running", "task": 1},
     ):
         rejects(style, m, m.Update, bad)
+
+
+def test_whole_numbers_in_number_members_dump_without_warnings(root: Path) -> None:
+    """A JSON number received (or set) as a whole number stays an int: it goes back as
+    ``1``, not ``1.0``, and a TypedDict holding one dumps through pydantic without a
+    ``PydanticSerializationUnexpectedValue`` warning, inside a union too."""
+    import warnings
+
+    from pydantic import TypeAdapter
+
+    td = module(root, "scalars.json", "typeddict")
+    pd = module(root, "scalars.json", "pydantic")
+    dc = module(root, "scalars.json", "dataclasses")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ta = TypeAdapter(td.Bounds | None)
+        value = ta.validate_python({"u16": 1, "prio": 1})
+        assert json.dumps(ta.dump_python(value, mode="json")) == '{"u16": 1, "prio": 1}'
+        assert ta.dump_python({"u16": 1, "prio": 0}, mode="json") == {"u16": 1, "prio": 0}
+        back = TypeAdapter(pd.Bounds).validate_json('{"u16": 1, "prio": 1}')
+        assert back.model_dump_json(by_alias=True, exclude_unset=True) == '{"u16":1,"prio":1}'
+        assert TypeAdapter(pd.Bounds).validate_json('{"u16": 1, "prio": 0.5}').prio == 0.5
+    assert json.dumps(dc.dump(dc.load(dc.Bounds, {"u16": 1, "prio": 1}))) == '{"u16": 1, "prio": 1}'
+    for bad in ('{"u16": 1, "prio": true}', '{"u16": 1, "prio": 2}', '{"u16": 1, "prio": "1"}'):
+        with pytest.raises(Exception):
+            TypeAdapter(pd.Bounds).validate_json(bad)

@@ -126,3 +126,29 @@ def test_a_wrong_result_type_is_caught(bundled: Path, tmp_path: Path) -> None:
     assert mypy.returncode == 1 and all(f in mypy.stdout for f in files), mypy.stdout
     checked = _pyright(target, files)
     assert checked.returncode == 1 and all(f in checked.stdout for f in files), checked.stdout[-3000:]
+
+
+MISSPELLED = {
+    "pydantic": 'from acp_pydantic import v1\n\nblock = v1.TextContentBlock(txet="hi")\n',
+    "dataclasses": 'from acp_dataclasses import v1\n\nblock = v1.TextContentBlock(txet="hi")\n',
+    "typeddict": 'from acp_typeddict import v1\n\nblock: v1.TextContentBlock = {"type": "text", "txet": "hi"}\n',
+}
+
+
+def test_a_misspelled_member_is_caught_when_building(bundled: Path, tmp_path: Path) -> None:
+    """Building a message with a misspelled member: a type error in every style (and a
+    ``TypeError`` at run time in the Pydantic and dataclasses styles; a TypedDict is a
+    plain dict, its constructor checks nothing)."""
+    target = tmp_path / "misspelled"
+    shutil.copytree(bundled, target)
+    for style, text in MISSPELLED.items():
+        (target / f"m_{style}.py").write_text(text)
+    files = [f"m_{style}.py" for style in MISSPELLED]
+    mypy = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-version", "3.11", *files],
+        cwd=target, capture_output=True, text=True,
+    )  # fmt: skip
+    assert all(f"{f}:3: error" in mypy.stdout and "txet" in mypy.stdout for f in files), mypy.stdout
+    checked = _pyright(target, files)
+    assert checked.returncode == 1 and checked.stdout.count("txet") >= 3, checked.stdout[-3000:]
+    assert all(f"{f}:3:" in checked.stdout for f in files), checked.stdout[-3000:]

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: f3b4ba7db6652bf5aaceaa3bd75be2637c80579cc166f25d0fdcfab52838c69b
+# input-hash: b46295e6112da908ee177ebbfb31654e3ec650f1dadba74ef456939dfd45ad43
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
 from typing import Any, Final, Literal, Protocol, TypeAlias, cast
@@ -1233,6 +1233,7 @@ for _td in (
     WriteTextFileRequest,
 ):
     setattr(_td, "__pydantic_config__", _CONFIG)
+
 
 # ---------------------------------------------------------------- methods
 
