@@ -128,7 +128,7 @@ def render_target(target: Target, config: Config, formatted: bool = True) -> dic
     problems = Collector()
     for f in files:
         try:
-            text = format_file(f.path, f.text) if formatted else f.text
+            text = format_file(f.path, f.text) if formatted and not f.preformatted else f.text
         except AcpgenError as exc:
             problems.extend(exc)
             continue

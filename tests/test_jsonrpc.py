@@ -311,3 +311,33 @@ def test_notification_envelopes_route_by_notification_methods(m: ModuleType) -> 
         _validate(m, "AgentNotification", {**update, "method": "session/close"})
     with pytest.raises(m.RPC.codec.errors):
         _validate(m, "AgentNotification", {**update, "params": {"sessionId": "s", "update": {"type": "text", "text": 5}}})
+
+
+def test_lines_and_parsed_json_get_the_same_outcome(m: ModuleType) -> None:
+    """A line takes pydantic-core's one-pass path where the style has one; the outcome is
+    the one of the general path on the parsed JSON, for good and bad frames alike."""
+    frames = [
+        {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": PROMPT},
+        {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}},
+        {"jsonrpc": "2.0", "id": 4, "method": "session/cancel", "params": {"sessionId": "s"}},  # a request of a notification
+        {"jsonrpc": "2.0", "method": "session/prompt", "params": PROMPT},  # a notification of a request
+        {"jsonrpc": "2.0", "id": True, "method": "session/close", "params": {"sessionId": "s"}},
+        {"jsonrpc": "2.0", "id": 1.0, "method": "session/close", "params": {"sessionId": "s"}},
+        {"jsonrpc": "2.0", "id": 5, "method": "session/close", "params": {"sessionId": "s"}, "extra": 1},
+        {"jsonrpc": "2.0", "id": 6, "method": "session/close", "params": {"sessionId": 5}},
+        {"jsonrpc": "2.0", "id": 7, "method": "session/close"},
+    ]
+
+    def outcome(frame: Any) -> Any:
+        try:
+            got = m.RPC.parse(frame)
+        except m.RpcError as exc:
+            return ("error", exc.code, exc.id)
+        if type(got).__name__ in ("Request", "Notification"):
+            return (type(got).__name__, m.RPC.to_json(got))
+        return (type(got).__name__, got.id, got.method, got.request)
+
+    for frame in frames:
+        assert outcome(line(frame)) == outcome(frame), frame
+        assert outcome(json.dumps(frame)) == outcome(frame), frame
+    assert outcome(frames[2])[0] == "MethodNotFound" and outcome(frames[3])[0] == "MethodNotFound"

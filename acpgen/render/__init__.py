@@ -30,6 +30,8 @@ class RenderedFile:
     module: str | None = None
     source: str | None = None
     source_sha256: str | None = None
+    #: written already as black writes it (a template kept black-clean): not laid out
+    preformatted: bool = False
 
 
 def module_stem(protocol: ir.Protocol) -> str:
@@ -87,7 +89,7 @@ def render_package_runtime(style: str) -> list[RenderedFile]:
     out = []
     for template, stem in ((f"python/{style}/runtime.py.jinja", "_runtime"), ("python/_jsonrpc.py.jinja", "_jsonrpc")):
         text = environment().get_template(template).render(header=header)
-        out.append(RenderedFile(PurePosixPath(package) / f"{stem}.py", text, style, module=f"{package}.{stem}"))
+        out.append(RenderedFile(PurePosixPath(package) / f"{stem}.py", text, style, module=f"{package}.{stem}", preformatted=True))
     return out
 
 

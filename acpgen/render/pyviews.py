@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from acpgen import ir
+from acpgen.layout import LINE_LENGTH
 from acpgen.naming import Names
 from acpgen.render.pytypes import TypeWriter, py_literal, refs_of, unset_on_error
 
@@ -59,6 +60,11 @@ class MethodView:
     handler: str = ""
     description: str | None = None
     unstable: bool = False
+
+    def signature(self, indent: str = "    ") -> str:
+        """``async def handler(self, params: P) -> R:`` as black lays it out (a def is split
+        at its first bracket: the parameters on one line, else one per line)."""
+        return def_lines(indent, f"async def {self.handler}(", ("self", f"params: {self.params_type}"), f") -> {self.result_type}:")
 
     @property
     def params_type(self) -> str:
@@ -356,6 +362,20 @@ def ordered_aliases(aliases: dict[str, tuple[_A, set[str]]]) -> tuple[_A, ...]:
     for name in sorted(aliases):
         visit(name)
     return tuple(out)
+
+
+def def_lines(indent: str, head: str, params: tuple[str, ...], tail: str) -> str:
+    """A ``def`` line laid out as black does: whole when it fits, else split after the
+    opening bracket with the parameters on one line, else one per line with a trailing
+    comma."""
+    whole = f"{indent}{head}{', '.join(params)}{tail}"
+    if len(whole) <= LINE_LENGTH:
+        return whole
+    inner = indent + "    "
+    body = inner + ", ".join(params)
+    if len(body) <= LINE_LENGTH:
+        return "\n".join([indent + head, body, indent + tail])
+    return "\n".join([indent + head, *(f"{inner}{p}," for p in params), indent + tail])
 
 
 def wire_alias(wire: str) -> str:

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: cde4b7625b1a24187b7d6d2840090ba100db7404a78ad53a4806ea84faf7d97c
+# input-hash: 8a498822b6b703eaaf78e4015864a0610d83f29ae368e61e7339bac9290b829b
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations
@@ -2669,7 +2669,8 @@ class RemoteAgent:
 
         See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
         """
-        return cast("InitializeResponse", await self.conn.request("initialize", params))
+        result = await self.conn.request("initialize", params)
+        return cast("InitializeResponse", result)
 
     async def session_cancel(self, params: CancelNotification) -> None:
         """Cancels ongoing operations for a session.
@@ -2717,9 +2718,8 @@ class RemoteAgent:
 
         See protocol docs: [Session Setup](https://agentclientprotocol.com/protocol/session-setup)
         """
-        return cast(
-            "NewSessionResponse", await self.conn.request("session/new", params)
-        )
+        result = await self.conn.request("session/new", params)
+        return cast("NewSessionResponse", result)
 
     async def session_prompt(self, params: PromptRequest) -> PromptResponse:
         """Processes a user prompt within a session.
@@ -2735,7 +2735,8 @@ class RemoteAgent:
 
         See protocol docs: [Prompt Turn](https://agentclientprotocol.com/protocol/prompt-turn)
         """
-        return cast("PromptResponse", await self.conn.request("session/prompt", params))
+        result = await self.conn.request("session/prompt", params)
+        return cast("PromptResponse", result)
 
     async def session_set_config_option(
         self, params: SetSessionConfigOptionRequest
@@ -2747,10 +2748,8 @@ class RemoteAgent:
 
         See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/session-config-options)
         """
-        return cast(
-            "SetSessionConfigOptionResponse",
-            await self.conn.request("session/set_config_option", params),
-        )
+        result = await self.conn.request("session/set_config_option", params)
+        return cast("SetSessionConfigOptionResponse", result)
 
     async def extension_request(self, method: str, params: Any) -> Any:
         """Send an extension request (``method`` starts with ``_``)."""
@@ -2847,9 +2846,8 @@ class RemoteClient:
 
         See protocol docs: [Client](https://agentclientprotocol.com/protocol/overview#client)
         """
-        return cast(
-            "ReadTextFileResponse", await self.conn.request("fs/read_text_file", params)
-        )
+        result = await self.conn.request("fs/read_text_file", params)
+        return cast("ReadTextFileResponse", result)
 
     async def fs_write_text_file(self, params: WriteTextFileRequest) -> Any:
         """Writes content to a text file in the client's file system.
@@ -2875,10 +2873,8 @@ class RemoteClient:
 
         See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
         """
-        return cast(
-            "RequestPermissionResponse",
-            await self.conn.request("session/request_permission", params),
-        )
+        result = await self.conn.request("session/request_permission", params)
+        return cast("RequestPermissionResponse", result)
 
     async def session_update(self, params: SessionNotification) -> None:
         """Handles session update notifications from the agent.

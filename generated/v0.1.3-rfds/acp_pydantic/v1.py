@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: bdd90385cff1356ef9e11c71fe9194779f765abdba0a2b7c4fb5bb687b494e78
+# input-hash: 1d163492ef2e2c127de4cc638eaaaed409b4006593f4f583e6c2e5e7cd0ad373
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations
@@ -1729,7 +1729,8 @@ class RemoteAgent:
 
         See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
         """
-        return cast("InitializeResponse", await self.conn.request("initialize", params))
+        result = await self.conn.request("initialize", params)
+        return cast("InitializeResponse", result)
 
     async def session_cancel(self, params: CancelNotification) -> None:
         """Cancels ongoing operations for a session.
@@ -1777,9 +1778,8 @@ class RemoteAgent:
 
         See protocol docs: [Session Setup](https://agentclientprotocol.com/protocol/session-setup)
         """
-        return cast(
-            "NewSessionResponse", await self.conn.request("session/new", params)
-        )
+        result = await self.conn.request("session/new", params)
+        return cast("NewSessionResponse", result)
 
     async def session_prompt(self, params: PromptRequest) -> PromptResponse:
         """Processes a user prompt within a session.
@@ -1795,7 +1795,8 @@ class RemoteAgent:
 
         See protocol docs: [Prompt Turn](https://agentclientprotocol.com/protocol/prompt-turn)
         """
-        return cast("PromptResponse", await self.conn.request("session/prompt", params))
+        result = await self.conn.request("session/prompt", params)
+        return cast("PromptResponse", result)
 
     async def session_set_config_option(
         self, params: SetSessionConfigOptionRequest
@@ -1807,10 +1808,8 @@ class RemoteAgent:
 
         See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/session-config-options)
         """
-        return cast(
-            "SetSessionConfigOptionResponse",
-            await self.conn.request("session/set_config_option", params),
-        )
+        result = await self.conn.request("session/set_config_option", params)
+        return cast("SetSessionConfigOptionResponse", result)
 
     async def extension_request(self, method: str, params: Any) -> Any:
         """Send an extension request (``method`` starts with ``_``)."""
@@ -1907,9 +1906,8 @@ class RemoteClient:
 
         See protocol docs: [Client](https://agentclientprotocol.com/protocol/overview#client)
         """
-        return cast(
-            "ReadTextFileResponse", await self.conn.request("fs/read_text_file", params)
-        )
+        result = await self.conn.request("fs/read_text_file", params)
+        return cast("ReadTextFileResponse", result)
 
     async def fs_write_text_file(self, params: WriteTextFileRequest) -> Any:
         """Writes content to a text file in the client's file system.
@@ -1935,10 +1933,8 @@ class RemoteClient:
 
         See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
         """
-        return cast(
-            "RequestPermissionResponse",
-            await self.conn.request("session/request_permission", params),
-        )
+        result = await self.conn.request("session/request_permission", params)
+        return cast("RequestPermissionResponse", result)
 
     async def session_update(self, params: SessionNotification) -> None:
         """Handles session update notifications from the agent.

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: b46295e6112da908ee177ebbfb31654e3ec650f1dadba74ef456939dfd45ad43
+# input-hash: 77d955d1895499ae4e317fda0394115513de26a4767ff360d516a1fc3b7a7034
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
 from typing import Any, Final, Literal, Protocol, TypeAlias, cast
@@ -1491,7 +1491,8 @@ class RemoteAgent:
 
         See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)
         """
-        return cast("InitializeResponse", await self.conn.request("initialize", params))
+        result = await self.conn.request("initialize", params)
+        return cast("InitializeResponse", result)
 
     async def session_cancel(self, params: CancelNotification) -> None:
         """Cancels ongoing operations for a session.
@@ -1539,9 +1540,8 @@ class RemoteAgent:
 
         See protocol docs: [Session Setup](https://agentclientprotocol.com/protocol/session-setup)
         """
-        return cast(
-            "NewSessionResponse", await self.conn.request("session/new", params)
-        )
+        result = await self.conn.request("session/new", params)
+        return cast("NewSessionResponse", result)
 
     async def session_prompt(self, params: PromptRequest) -> PromptResponse:
         """Processes a user prompt within a session.
@@ -1557,7 +1557,8 @@ class RemoteAgent:
 
         See protocol docs: [Prompt Turn](https://agentclientprotocol.com/protocol/prompt-turn)
         """
-        return cast("PromptResponse", await self.conn.request("session/prompt", params))
+        result = await self.conn.request("session/prompt", params)
+        return cast("PromptResponse", result)
 
     async def session_set_config_option(
         self, params: SetSessionConfigOptionRequest
@@ -1569,10 +1570,8 @@ class RemoteAgent:
 
         See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/session-config-options)
         """
-        return cast(
-            "SetSessionConfigOptionResponse",
-            await self.conn.request("session/set_config_option", params),
-        )
+        result = await self.conn.request("session/set_config_option", params)
+        return cast("SetSessionConfigOptionResponse", result)
 
     async def extension_request(self, method: str, params: Any) -> Any:
         """Send an extension request (``method`` starts with ``_``)."""
@@ -1669,9 +1668,8 @@ class RemoteClient:
 
         See protocol docs: [Client](https://agentclientprotocol.com/protocol/overview#client)
         """
-        return cast(
-            "ReadTextFileResponse", await self.conn.request("fs/read_text_file", params)
-        )
+        result = await self.conn.request("fs/read_text_file", params)
+        return cast("ReadTextFileResponse", result)
 
     async def fs_write_text_file(self, params: WriteTextFileRequest) -> Any:
         """Writes content to a text file in the client's file system.
@@ -1697,10 +1695,8 @@ class RemoteClient:
 
         See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)
         """
-        return cast(
-            "RequestPermissionResponse",
-            await self.conn.request("session/request_permission", params),
-        )
+        result = await self.conn.request("session/request_permission", params)
+        return cast("RequestPermissionResponse", result)
 
     async def session_update(self, params: SessionNotification) -> None:
         """Handles session update notifications from the agent.
