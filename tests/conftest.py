@@ -41,6 +41,28 @@ def import_file(path: Path) -> ModuleType:
     return importlib.import_module(f"{package}.{path.stem}")
 
 
+def npm_install(folder: Path, package: str, needed_by: str) -> None:
+    """Install ``folder``'s pinned npm packages (its package.json and lock file) unless
+    ``package`` is there already; skip, saying why, where node or the registry is missing."""
+    import shutil
+    import subprocess
+
+    npm = shutil.which("npm")
+    if not shutil.which("node") or not npm:
+        pytest.skip(f"node/npm are absent: {needed_by} needs them")
+    if (folder / "node_modules" / package / "package.json").is_file():
+        return
+    done = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", "--loglevel=error"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if done.returncode:
+        pytest.skip(f"npm install of {package} failed (offline?): {done.stderr.strip()[:300]}")
+
+
 def tree_bytes(root: Path) -> dict[str, bytes]:
     """Every file under ``root`` (relative POSIX path -> bytes), to compare whole outputs."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

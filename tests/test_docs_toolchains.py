@@ -7,7 +7,6 @@ into tests/mdx/node_modules by the first test that needs it.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from . import corpus
-from .conftest import SCHEMAS
+from .conftest import SCHEMAS, npm_install
 from .docs_helpers import render_pages
 
 MDX = Path(__file__).parent / "mdx"
@@ -23,19 +22,7 @@ MDX = Path(__file__).parent / "mdx"
 
 @pytest.fixture(scope="session")
 def mdx_compiler() -> Path:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if not node or not npm:
-        pytest.skip("node/npm are absent: the MDX compile check needs them")
-    if not (MDX / "node_modules" / "@mdx-js" / "mdx" / "package.json").is_file():
-        done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=MDX,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if done.returncode:
-            pytest.skip(f"npm install of @mdx-js/mdx failed (offline?): {done.stderr.strip()[:300]}")
+    npm_install(MDX, "@mdx-js/mdx", "the MDX compile check")
     return MDX / "compile.mjs"
 
 

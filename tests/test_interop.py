@@ -21,7 +21,6 @@ the responses it receives are checked against the SDK's exported zod schemas.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from functools import lru_cache
@@ -32,7 +31,7 @@ import pytest
 from hypothesis import HealthCheck, find, settings
 from jsonschema import Draft202012Validator
 
-from .conftest import generate
+from .conftest import generate, npm_install
 from .strategies import instances
 
 HERE = Path(__file__).parent / "interop"
@@ -43,19 +42,7 @@ FILES = {"stable": "schema.json", "unstable": "schema.unstable.json"}
 
 @pytest.fixture(scope="session")
 def sdk() -> Path:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if not node or not npm:
-        pytest.skip("node/npm are absent: the TypeScript SDK interop tests need them")
-    if not (SDK / "package.json").is_file():
-        done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=HERE,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if done.returncode:
-            pytest.skip(f"npm install of @agentclientprotocol/sdk failed (offline?): {done.stderr.strip()[:300]}")
+    npm_install(HERE, "@agentclientprotocol/sdk", "the TypeScript SDK interop test")
     return SDK
 
 
