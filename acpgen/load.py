@@ -42,6 +42,9 @@ class RawDocument:
     meta: Meta
     tree: str
     stability: Stability
+    #: the protocol version the file's place states (``v2/schema.json``,
+    #: ``schema.v2.unstable.json``), used when no meta file says it
+    located_version: int | None = None
 
     @property
     def label(self) -> str:
@@ -57,6 +60,15 @@ def _meta_candidates(schema: Path) -> list[Path]:
             names.append("meta" + (".unstable" if m.group("unstable") else "") + ".json")
     names.append("methods.json")
     return [schema.with_name(n) for n in names]
+
+
+def located_version(schema: Path) -> int | None:
+    """The version in the file's name or its ``vN`` folder, if either carries one."""
+    m = _SCHEMA_NAME.match(schema.name)
+    if m and m.group("tree"):
+        return int(m.group("tree"))
+    parent = re.fullmatch(r"v(\d+)", schema.parent.name)
+    return int(parent.group(1)) if parent else None
 
 
 def _tree_of(schema: Path, meta_version: int | None) -> str:
@@ -129,7 +141,7 @@ def load_file(schema: Path) -> RawDocument:
         )
     meta = read_meta(schema)
     stability: Stability = "unstable" if ".unstable." in schema.name else "stable"
-    return RawDocument(source, data, meta, _tree_of(schema, meta.version), stability)
+    return RawDocument(source, data, meta, _tree_of(schema, meta.version), stability, located_version(schema))
 
 
 def _json_kind(value: Any) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from acpgen.errors import AcpgenError
-from acpgen.load import load_inputs
+from acpgen.load import load_file, load_inputs
 
 from .conftest import SCHEMAS
 
@@ -84,3 +84,18 @@ def test_malformed_meta(tmp_path: Path) -> None:
         load_inputs(tmp_path / "schema.json")
     assert codes(exc) == ["ACPG106"]
     assert exc.value.diagnostics[0].pointer == "/agentMethods/x"
+
+
+def test_protocol_version_from_the_files_place_when_no_meta_says_it(tmp_path: Path) -> None:
+    """The schema files of the npm SDK come without meta.json: ``v2/schema.json`` is
+    protocol version 2 all the same; a flat file with no meta has none; meta wins."""
+    from acpgen.build import build_protocol
+
+    doc = json.dumps({"$defs": {"A": {"type": "string"}}})
+    for rel, expected in (("v2/schema.json", 2), ("v1/schema.unstable.json", 1), ("flat/schema.json", None), ("x/schema.v3.json", 3)):
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(doc)
+        assert build_protocol(load_file(path)).protocol_version == expected, rel
+    (tmp_path / "v2" / "meta.json").write_text(json.dumps({"version": 7, "agentMethods": {}, "clientMethods": {}}))
+    assert build_protocol(load_file(tmp_path / "v2" / "schema.json")).protocol_version == 7

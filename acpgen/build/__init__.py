@@ -43,6 +43,7 @@ def build_protocol(raw: RawDocument) -> ir.Protocol:
         methods=methods,
         meta_source=meta.source.path if meta.source else None,
         meta_sha256=meta.source.sha256 if meta.source else None,
-        protocol_version=meta.version,
+        # without a meta file (the schema files the npm SDK ships), the vN folder says it
+        protocol_version=meta.version if meta.version is not None else raw.located_version,
         title=title if isinstance(title, str) else None,
     )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from acpgen import ir
 from acpgen.naming import Names
-from acpgen.render.pytypes import INT_FORMAT_BOUNDS, TypeWriter, py_literal, py_tuple, refs_of, unset_on_error
+from acpgen.render.pytypes import INT_FORMAT_BOUNDS, TypeWriter, null_aliases, py_literal, py_tuple, refs_of, unset_on_error
 from acpgen.render.pyviews import (
     AliasView,
     RpcView,
@@ -112,7 +112,7 @@ class _Builder:
         self.p = protocol
         self.names = names
         self.defs = protocol.def_map()
-        self.types = TypeWriter(names.type, constrain=lambda base, cons: base, whole_numbers=False)
+        self.types = TypeWriter(names.type, constrain=lambda base, cons: base, whole_numbers=False, nulls=null_aliases(protocol))
         self.classes: dict[str, DCClassView] = {}
         self.bases: dict[str, str] = {}
         self.aliases: dict[str, tuple[AliasView, set[str]]] = {}

@@ -104,8 +104,12 @@ class TypeWriter:
         constrain: Callable[[str, list[str]], str] | None = None,
         strict: bool = False,
         whole_numbers: bool = True,
+        nulls: frozenset[str] = frozenset(),
     ) -> None:
         self.name = name
+        #: defs whose schema is just ``{"type": "null"}``: spelled ``None`` where they are
+        #: used, since ``A | B`` of two aliases of ``None`` is ``None | None``, which fails
+        self.nulls = nulls
         #: spell JSON numbers ``int | float`` (validators that would turn 1 into 1.0)
         self.whole_numbers = whole_numbers
         #: integers, numbers and booleans refuse lax coercions ("1", true -> 1) on their own
@@ -134,7 +138,7 @@ class TypeWriter:
         if isinstance(t, ir.Lit):
             return "Literal[" + ", ".join(py_literal(v) for v in t.values) + "]"
         if isinstance(t, ir.Ref):
-            return self.name(t.key)
+            return "None" if t.key in self.nulls else self.name(t.key)
         if isinstance(t, ir.Array):
             item = self.expr(t.items)
             if skip_invalid:
@@ -152,6 +156,11 @@ class TypeWriter:
                 return "Any"
             return " | ".join(parts)
         raise TypeError(f"unknown type expression {t!r}")
+
+
+def null_aliases(protocol: ir.Protocol) -> frozenset[str]:
+    """The defs that are aliases of ``null`` (early releases' empty results)."""
+    return frozenset(d.key for d in protocol.defs if isinstance(d, ir.AliasDef) and isinstance(d.type, ir.NullT))
 
 
 def refs_of(t: ir.TypeExpr) -> set[str]:

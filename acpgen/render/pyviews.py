@@ -8,7 +8,7 @@ from typing import TypeVar
 from acpgen import ir
 from acpgen.layout import LINE_LENGTH
 from acpgen.naming import Names
-from acpgen.render.pytypes import TypeWriter, py_literal, refs_of, unset_on_error
+from acpgen.render.pytypes import TypeWriter, null_aliases, py_literal, refs_of, unset_on_error
 
 
 @dataclass(frozen=True)
@@ -138,10 +138,11 @@ class _Builder(AliasBuilder):
         self.p = protocol
         self.names = names
         self.defs = protocol.def_map()
-        self.types = TypeWriter(self.member_name)
+        nulls = null_aliases(protocol)
+        self.types = TypeWriter(self.member_name, nulls=nulls)
         # an alias validated on its own (TypeAdapter(ProtocolVersion)) has no model's
         # strict config around it: its scalars carry strict=True themselves
-        self.alias_types = TypeWriter(self.member_name, strict=True)
+        self.alias_types = TypeWriter(self.member_name, strict=True, nulls=nulls)
         self.classes: dict[str, ClassView] = {}
         self.bases: dict[str, str] = {}
         self.aliases: dict[str, tuple[AliasView, set[str]]] = {}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from acpgen import ir
 from acpgen.layout import py_str
 from acpgen.naming import Names
-from acpgen.render.pytypes import TypeWriter, py_literal, unset_on_error
+from acpgen.render.pytypes import TypeWriter, null_aliases, py_literal, unset_on_error
 from acpgen.render.pyviews import (
     AliasBuilder,
     AliasView,
@@ -69,7 +69,11 @@ class _Builder(AliasBuilder):
     def __init__(self, protocol: ir.Protocol, names: Names) -> None:
         self.defs = protocol.def_map()
         self.names = names
-        self.types = TypeWriter(names.type, constrain=lambda base, cons: f"Annotated[{base}, _Constraints({', '.join(cons)})]")
+        self.types = TypeWriter(
+            names.type,
+            constrain=lambda base, cons: f"Annotated[{base}, _Constraints({', '.join(cons)})]",
+            nulls=null_aliases(protocol),
+        )
         self.alias_types = self.types
         self.classes: dict[str, TypedDictView] = {}
         self.aliases: dict[str, tuple[AliasView, set[str]]] = {}
