@@ -72,12 +72,9 @@ def located_version(schema: Path) -> int | None:
 
 
 def _tree_of(schema: Path, meta_version: int | None) -> str:
-    m = _SCHEMA_NAME.match(schema.name)
-    if m and m.group("tree"):
-        return f"v{m.group('tree')}"
-    parent = schema.parent.name
-    if re.fullmatch(r"v\d+", parent):
-        return parent
+    located = located_version(schema)
+    if located is not None:
+        return f"v{located}"
     if meta_version is not None and meta_version >= 2:
         return f"v{meta_version}"
     return "v1"

@@ -181,12 +181,18 @@ def attribute_name(wire: str, style: str = "pydantic") -> str:
 
 def handler_name(wire: str) -> str:
     """The Python name of a wire method's handler (see the module docstring)."""
-    name = snake(wire.replace("/", "_").replace(".", "_")) or "method"
+    name = snake(wire) or "method"  # every run of punctuation separates words
     if name[0].isdigit():
         name = "n" + name
     if keyword.iskeyword(name):
         name += "_"
     return name
+
+
+def handler_override_key(m: ir.Method) -> str:
+    """The ``[naming]`` key of a method's handler: ``method:<wire>`` (``:notification``
+    added for a notification)."""
+    return f"method:{m.name}" + (":notification" if m.kind == "notification" else "")
 
 
 def method_handlers(protocol: ir.Protocol, overrides: Mapping[str, Override]) -> tuple[dict[tuple[str, str], str], list[Diagnostic]]:
@@ -201,7 +207,7 @@ def method_handlers(protocol: ir.Protocol, overrides: Mapping[str, Override]) ->
         key = (m.name, m.kind)
         if key in out:
             continue
-        ov = overrides.get(f"method:{m.name}" + (":notification" if m.kind == "notification" else ""))
+        ov = overrides.get(handler_override_key(m))
         name = ov.name if ov else handler_name(m.name)
         if not ov and m.kind == "notification" and len(kinds[m.name]) > 1:
             name += "_notification"
@@ -341,5 +347,5 @@ def unused_overrides(overrides: Mapping[str, Override], protocols: Iterable[ir.P
         used.update(v.key for d in p.defs if isinstance(d, ir.TaggedUnionDef) for v in d.variants)
         used.update(n.key for n in ir.all_nested_variants(p))
         used.update(f"{o}.{f.wire_name}" for o, fs in class_fields(p).items() for f in fs)
-        used.update(f"method:{m.name}" + (":notification" if m.kind == "notification" else "") for m in p.methods)
+        used.update(handler_override_key(m) for m in p.methods)
     return sorted(k for k in overrides if k not in used)

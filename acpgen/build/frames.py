@@ -13,6 +13,7 @@ rejected)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Literal
 
 from acpgen import ir
 
@@ -43,7 +44,7 @@ def mark_envelopes(defs: list[ir.Def], methods: tuple[ir.Method, ...]) -> list[i
                 and method.type.kind == "string"
                 and params is not None
             ):
-                kind = "request" if "id" in members else "notification"
+                kind: Literal["request", "notification"] = "request" if "id" in members else "notification"
                 if _refs(params.type) & params_of[kind]:
                     d = replace(d, by_method=kind)
         out.append(d)

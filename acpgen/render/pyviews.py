@@ -59,7 +59,6 @@ class MethodView:
     #: the handler's Python name (``session_prompt``)
     handler: str = ""
     description: str | None = None
-    unstable: bool = False
 
     def signature(self, indent: str = "    ") -> str:
         """``async def handler(self, params: P) -> R:`` as black lays it out (a def is split
@@ -431,7 +430,6 @@ def union_expr(types: TypeWriter, d: ir.UnionDef) -> tuple[str, set[str]]:
 
 
 def method_views(protocol: ir.Protocol, names: Names) -> tuple[MethodView, ...]:
-    unstable = set(protocol.unstable)
     defs = protocol.def_map()
 
     def prose(m: ir.Method) -> str | None:
@@ -448,7 +446,6 @@ def method_views(protocol: ir.Protocol, names: Names) -> tuple[MethodView, ...]:
             names.type(m.result) if m.result else "None",
             names.handler(m.name, m.kind),
             prose(m),
-            f"method:{m.name}" in unstable,
         )
         for m in protocol.methods
     )
