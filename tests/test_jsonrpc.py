@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -341,3 +342,22 @@ def test_lines_and_parsed_json_get_the_same_outcome(m: ModuleType) -> None:
         assert outcome(line(frame)) == outcome(frame), frame
         assert outcome(json.dumps(frame)) == outcome(frame), frame
     assert outcome(frames[2])[0] == "MethodNotFound" and outcome(frames[3])[0] == "MethodNotFound"
+
+
+def test_frames_are_built_from_the_package(m: ModuleType) -> None:
+    """A user builds frames with the package's exports, encodes them with the module's
+    ``RPC``, and gets a line jsonschema accepts for the schema's envelope and that parses
+    back to the same frame."""
+    from jsonschema import Draft202012Validator
+
+    package = sys.modules[m.__package__]
+    root = json.loads((SCHEMAS / "rpc" / "schema.json").read_text())
+    params = m.RPC.codec.load(m.PromptRequest, PROMPT)
+    frame = package.Request(7, "session/prompt", params)
+    wire = json.loads(m.RPC.encode(frame))
+    assert Draft202012Validator({"$defs": root["$defs"], "$ref": "#/$defs/ClientRequest"}).is_valid(wire)
+    back = m.RPC.parse(m.RPC.encode(frame))
+    assert isinstance(back, package.Request) and back.id == 7 and m.RPC.to_json(back) == wire
+    update = package.Notification("session/update", m.RPC.codec.load(m.SessionNotification, {"sessionId": "s", "update": {"type": "text", "text": "x"}}))
+    assert Draft202012Validator({"$defs": root["$defs"], "$ref": "#/$defs/AgentNotification"}).is_valid(m.RPC.to_json(update))
+    assert issubclass(package.FrameError, package.RpcError) and package.RpcError is m.RpcError
