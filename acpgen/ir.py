@@ -155,13 +155,36 @@ def admits_null(t: TypeExpr, defs: Mapping[str, "Def"], seen: frozenset[str] = f
 
 @dataclass(frozen=True, slots=True)
 class Mixin:
-    """One branch of an untagged union flattened into an object (serde ``flatten``)."""
+    """One branch of an ``anyOf``/``oneOf`` that sits beside an object's own members (serde
+    ``flatten`` of an untagged enum). The object's value must satisfy its members *and*,
+    for every such union (``group``), one branch (``anyOf``: at least one; ``oneOf``:
+    exactly one). A branch holds when its required members are present, each of its
+    members present has the branch's type, the value is an instance of ``base``, no
+    member has one of its ``excludes`` values (a ``not`` over consts) and its own nested
+    unions hold."""
 
     title: str | None
     description: str | None
     base: str | None
     fields: tuple[Field, ...]
     origin: Origin
+    #: the branch's name in messages and on pages, read from the schema (see ``branch_label``)
+    label: str = ""
+    #: the JSON pointer of the union this branch belongs to; ``keyword`` is its kind
+    group: str = ""
+    keyword: Literal["anyOf", "oneOf"] = "anyOf"
+    #: member wire name -> the values it must not have (``not`` over required consts)
+    excludes: tuple[tuple[str, tuple[JsonValue, ...]], ...] = ()
+    #: the branch's own sibling unions
+    mixins: tuple["Mixin", ...] = ()
+
+
+def mixin_groups(mixins: tuple[Mixin, ...]) -> tuple[tuple[str, tuple[Mixin, ...]], ...]:
+    """The branches of ``mixins`` by union, in order: ``(keyword, branches)`` per union."""
+    groups: dict[str, list[Mixin]] = {}
+    for m in mixins:
+        groups.setdefault(m.group, []).append(m)
+    return tuple((ms[0].keyword, tuple(ms)) for ms in groups.values())
 
 
 @dataclass(frozen=True, slots=True)

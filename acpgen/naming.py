@@ -243,7 +243,8 @@ def class_fields(protocol: ir.Protocol) -> dict[str, list[ir.Field]]:
         return []
 
     def _mixin_fields(m: ir.Mixin) -> list[ir.Field]:
-        return [*(object_fields(m.base) if m.base else []), *m.fields]
+        nested = [f for inner in m.mixins for f in _mixin_fields(inner)]
+        return [*(object_fields(m.base) if m.base else []), *m.fields, *nested]
 
     for d in protocol.defs:
         if isinstance(d, ir.ObjectDef):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal, NamedTuple
 
 from acpgen import ir
@@ -65,7 +66,8 @@ def build_def(
         members = [
             (i, m) for i, m in enumerate(schema[kw]) if not (drop_null and is_null(m))
         ]
-        if not has_props:
+        both = all(isinstance(schema.get(k), list) for k in UNION_KEYWORDS)
+        if not has_props and not both:
             enum = try_enum(ctx, UnionNode(key, schema, kw, members, pointer))
             if enum is not None:
                 return enum
@@ -77,6 +79,12 @@ def build_def(
             return tagged
         if has_props:
             return build_object(ctx, key, schema, pointer, lifted_from)
+        if both:
+            raise ctx.error(
+                "ACPG207",
+                "a `oneOf` beside an `anyOf` is supported on objects (with `properties`) and tagged unions only",
+                pointer,
+            )
         return build_untagged(ctx, node)
 
     if isinstance(schema.get("enum"), list) and not has_props:
@@ -223,28 +231,126 @@ def base_def(ctx: Context, schema: dict[str, Any], pointer: str, what: str = "an
     return target.def_name
 
 
+UNION_KEYWORDS = ("oneOf", "anyOf")
+
+
 def build_mixins(
-    ctx: Context, owner: str, schema: dict[str, Any], pointer: str
+    ctx: Context, owner: str, schema: dict[str, Any], pointer: str, skip: str | None = None
 ) -> tuple[ir.Mixin, ...]:
-    kw = union_keyword(schema)
-    if kw is None:
-        return ()
+    """The branches of every ``oneOf``/``anyOf`` beside the members of ``schema`` (all of
+    them: an object may carry both, and both must hold), nested unions included;
+    ``skip`` is the keyword already read as a tagged union."""
     mixins: list[ir.Mixin] = []
-    for i, m in enumerate(schema[kw]):
-        at = pointer_join(pointer, kw, i)
-        if not isinstance(m, dict):
-            raise ctx.error("ACPG202", "expected a schema object", at)
-        base = base_def(ctx, m, at)
-        mixins.append(
-            ir.Mixin(
-                title=_text(m, "title"),
-                description=_text(m, "description"),
-                base=base,
-                fields=build_fields(ctx, f"{owner}.{_text(m, 'title') or i}", m, at),
-                origin=ctx.origin(at, m),
+    for kw in UNION_KEYWORDS:
+        branches = schema.get(kw)
+        if kw == skip or not isinstance(branches, list):
+            continue
+        group = pointer_join(pointer, kw)
+        built: list[ir.Mixin] = []
+        for i, m in enumerate(branches):
+            at = pointer_join(group, i)
+            if not isinstance(m, dict):
+                raise ctx.error("ACPG202", "expected a schema object", at)
+            check_schema(ctx, m, at)
+            base = base_def(ctx, m, at)
+            title = _text(m, "title")
+            fields = build_fields(ctx, f"{owner}.{title or i}", m, at)
+            built.append(
+                ir.Mixin(
+                    title=title,
+                    description=_text(m, "description"),
+                    base=base,
+                    fields=fields,
+                    origin=ctx.origin(at, m),
+                    group=group,
+                    keyword=kw,  # type: ignore[arg-type]
+                    excludes=excluded_values(ctx, m, at),
+                    mixins=build_mixins(ctx, f"{owner}.{title or i}", m, at),
+                )
             )
-        )
+        mixins += label_branches(ctx, built)
     return tuple(mixins)
+
+
+def branch_label(m: ir.Mixin) -> str | None:
+    """A branch's name, from the schema: its ``title``; else the value of the one required
+    member it fixes to a constant (``end_turn``); else the def it extends; else the
+    members it requires (``id, method``)."""
+    if m.title:
+        return m.title
+    consts = [f.type.values[0] for f in m.fields if f.required and isinstance(f.type, ir.Lit) and len(f.type.values) == 1]
+    if len(consts) == 1 and isinstance(consts[0], (str, int)) and not isinstance(consts[0], bool):
+        return str(consts[0])
+    if m.base:
+        return m.base
+    required = [f.wire_name for f in m.fields if f.required]
+    return ", ".join(required) if required else None
+
+
+def label_branches(ctx: Context, branches: list[ir.Mixin]) -> list[ir.Mixin]:
+    """Each branch with its label; two branches of one union with the same label (or one
+    without any) are an error naming both."""
+    out: list[ir.Mixin] = []
+    seen: dict[str, ir.Mixin] = {}
+    for m in branches:
+        label = branch_label(m)
+        if label is None:
+            raise ctx.error(
+                "ACPG207",
+                "a branch of a union beside an object's members needs a title, a $ref, a "
+                "required constant or required members to be named",
+                m.origin.pointer,
+            )
+        if label in seen:
+            raise ctx.error(
+                "ACPG207",
+                f"two branches of this union are both named {label!r} (here and at "
+                f"{seen[label].origin.pointer}); give one a title",
+                m.origin.pointer,
+            )
+        seen[label] = m
+        out.append(replace(m, label=label))
+    return out
+
+
+def excluded_values(ctx: Context, schema: dict[str, Any], pointer: str) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    """The values a ``not`` rules out, when it is what ACP writes: objects requiring one
+    member to be one of some constants (alone or as an ``anyOf``/``oneOf`` of such).
+    Any other ``not`` is refused: acpgen would not enforce it."""
+    if "not" not in schema:
+        return ()
+    node = schema["not"]
+    at = pointer + "/not"
+    parts = node.get("anyOf", node.get("oneOf")) if isinstance(node, dict) and set(node) & set(UNION_KEYWORDS) else [node]
+    found: dict[str, list[Any]] = {}
+    for part in parts if isinstance(parts, list) else [None]:
+        member = _required_consts(part)
+        if member is None:
+            raise ctx.error(
+                "ACPG207",
+                "only a `not` that rules out constant values of one required member is supported",
+                at,
+            )
+        found.setdefault(member[0], []).extend(member[1])
+    if len(found) != 1:
+        raise ctx.error("ACPG207", "a `not` may rule out values of one member only", at)
+    return tuple((k, tuple(v)) for k, v in found.items())
+
+
+def _required_consts(part: Any) -> tuple[str, list[Any]] | None:
+    if not isinstance(part, dict) or set(part) - ANNOTATIONS - {"type", "properties", "required"}:
+        return None
+    props, required = part.get("properties"), part.get("required")
+    if not isinstance(props, dict) or len(props) != 1 or required != list(props):
+        return None
+    (name, prop), = props.items()
+    if not isinstance(prop, dict) or set(prop) - ANNOTATIONS - {"type", "const", "enum"}:
+        return None
+    if "const" in prop:
+        return name, [prop["const"]]
+    if isinstance(prop.get("enum"), list):
+        return name, list(prop["enum"])
+    return None
 
 
 def extra_members(ctx: Context, schema: dict[str, Any], pointer: str, owner: str) -> Any:

@@ -9,7 +9,7 @@ fallback* that keeps unknown variants.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from acpgen import ir
@@ -117,10 +117,14 @@ def try_tagged(ctx: Context, node: UnionNode) -> ir.TaggedUnionDef | None:
     if best is None:
         return None
     _, tag, (tagged, defaults, fallbacks) = best
+    # the other union beside this one (``oneOf`` by tag and ``anyOf`` of scopes) must hold
+    # too: every variant carries its branches
+    sibling = build_mixins(ctx, key, schema, pointer, skip=kw)
     variants: list[ir.Variant] = []
     for m in members:
         kind = "tagged" if m in tagged else "default" if m in defaults else "fallback"
-        variants.append(_variant(ctx, key, tag, kind, m, pointer_join(pointer, kw, m.index)))
+        v = _variant(ctx, key, tag, kind, m, pointer_join(pointer, kw, m.index))
+        variants.append(replace(v, mixins=v.mixins + sibling) if sibling else v)
     shared = build_fields(ctx, key, schema, pointer)
     return ir.TaggedUnionDef(
         key=key,

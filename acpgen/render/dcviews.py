@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from acpgen import ir
 from acpgen.naming import Names
 from acpgen.render.pytypes import INT_FORMAT_BOUNDS, TypeWriter, null_aliases, py_literal, py_tuple, refs_of, unset_on_error
+from acpgen.render.alternatives import alternatives_source, merged_members
 from acpgen.render.pyviews import (
     AliasView,
     RpcView,
-    flatten_mixins,
     rpc_view,
     ordered_aliases,
     ordered_classes,
@@ -169,8 +169,8 @@ class _Builder:
                 args.append("unset_on_error=True")
         return f"_F({', '.join(args)})"
 
-    def mixin_members(self, mixins: tuple[ir.Mixin, ...]) -> tuple[list[ir.Field], tuple[tuple[str, ...], ...]]:
-        return flatten_mixins(self.defs, mixins)
+    def alternatives(self, mixins: tuple[ir.Mixin, ...]) -> str | None:
+        return alternatives_source(mixins, lambda t: spec_expr(t, self.names), lambda key: spec_expr(ir.Ref(key), self.names))
 
     def add_class(
         self,
@@ -178,7 +178,7 @@ class _Builder:
         base: str | None,
         doc: str | None,
         own: list[tuple[ir.Field, bool]],
-        shapes: tuple[tuple[str, ...], ...],
+        alternatives: str | None,
         extra: object,
         tag: tuple[str, str | int | None] | None = None,
         name: str | None = None,
@@ -206,7 +206,8 @@ class _Builder:
         self.tag_specs[key] = tag_specs
         extra_spec = py_literal(extra) if isinstance(extra, str) else spec_expr(extra, self.names)  # type: ignore[arg-type]
         routed = f", by_method=({py_literal(by_method)}, _REGISTRY)" if by_method else ""
-        spec = f"_Obj({name}, {py_tuple(specs + tag_specs)}, extra={extra_spec}, shapes={py_literal(tuple(shapes))}{routed})"
+        groups = f", groups={alternatives}" if alternatives else ""
+        spec = f"_Obj({name}, {py_tuple(specs + tag_specs)}, extra={extra_spec}{groups}{routed})"
         self.classes[name] = DCClassView(name, self.names.type(base) if base else "AcpObject", doc, tuple(views), spec)
         if base:
             self.bases[name] = self.names.type(base)
@@ -215,9 +216,8 @@ class _Builder:
     # -- defs -------------------------------------------------------------------------
     def add_object(self, d: ir.ObjectDef) -> None:
         own = [(f, False) for f in d.fields]
-        mixed, shapes = self.mixin_members(d.mixins)
-        own += [(f, True) for f in mixed]
-        self.add_class(d.key, None, d.description, own, shapes, d.extra, by_method=d.by_method)
+        own += [(f, True) for f in merged_members(self.defs, (f.wire_name for f in d.fields), d.mixins)]
+        self.add_class(d.key, None, d.description, own, self.alternatives(d.mixins), d.extra, by_method=d.by_method)
 
     def add_tagged(self, d: ir.TaggedUnionDef) -> None:
         if d.key in self.unions_done:
@@ -256,16 +256,16 @@ class _Builder:
         """The class of variant ``v`` of ``d`` (on ``base``'s members when it has one);
         ``key`` is a nested variant's own key, when the class is one."""
         own = [(f, False) for f in d.shared_fields + v.fields]
-        mixed, shapes = self.mixin_members(v.mixins)
-        own += [(f, True) for f in mixed]
         base_def = self.defs.get(base) if base else None
-        if isinstance(base_def, ir.ObjectDef):
-            _, base_shapes = self.mixin_members(base_def.mixins)
-            shapes = base_shapes + shapes
+        declared = [f.wire_name for f, _ in own] + [d.tag] + list(self.members.get(base, {}) if base else ())
+        own += [(f, True) for f in merged_members(self.defs, declared, v.mixins)]
+        # the spec is the class's own: the base's sibling unions are checked here too
+        inherited = base_def.mixins if isinstance(base_def, ir.ObjectDef) else ()
+        alternatives = self.alternatives(inherited + v.mixins)
         extra = base_def.extra if isinstance(base_def, ir.ObjectDef) else "allow"
         tag = None if v.kind == "default" else (d.tag, v.tag_value if v.kind == "tagged" else None)
         doc = doc or (f"The ``{v.tag_value}`` variant of :data:`{self.names.type(d.key)}`." if v.kind == "tagged" else None)
-        return self.add_class(key or v.key, base, doc, own, shapes, extra, tag, name)
+        return self.add_class(key or v.key, base, doc, own, alternatives, extra, tag, name)
 
     def add_nested(self, products: tuple[ir.NestedVariant, ...]) -> str:
         """A variant whose payload is a tagged union: one class per inner variant (that

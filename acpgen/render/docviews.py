@@ -211,14 +211,15 @@ class _Builder:
             if d.mixins:
                 variants = tuple(
                     DocVariant(
-                        m.title or m.base or "Object",
+                        m.label,
                         (Seg("object"),),
-                        clean_description(m.description),
+                        _para(clean_description(m.description), self.alternatives_note(m.mixins)),
                         self.fields(name, m.fields + self.object_fields(m.base)),
                         payload=m.base,
                     )
                     for m in d.mixins
                 )
+                description = _para(description, self.alternatives_note(d.mixins))
                 return DocType(name, anchor, "Union", description, shared=self.fields(name, d.fields), variants=variants, unstable=unstable)
             return DocType(name, anchor, "Object", description, fields=self.fields(name, d.fields), unstable=unstable)
         if isinstance(d, ir.TaggedUnionDef):
@@ -246,7 +247,7 @@ class _Builder:
         variants: list[DocVariant] = []
         for v in d.variants:
             label = str(v.tag_value) if v.kind == "tagged" else (v.title or v.base or "Object") if v.kind == "default" else (v.title or "other")
-            text = clean_description(v.description)
+            text = _para(clean_description(v.description), self.alternatives_note(v.mixins))
             if v.kind == "fallback":
                 text = _para(text, f"Any `{d.tag}` value not listed above is kept with its payload. {EXTENSION_RULE}")
             variants.append(
@@ -267,6 +268,29 @@ class _Builder:
         return DocType(
             name, anchor, "Union", description, shared=self.fields(name, d.shared_fields), variants=tuple(variants), unstable=unstable, open_note=open_note
         )
+
+    def alternatives_note(self, mixins: tuple[ir.Mixin, ...]) -> str:
+        """One sentence per sibling union: how many of its branches must hold, and each
+        branch by its label with what it asks for."""
+        out = []
+        for keyword, branches in ir.mixin_groups(mixins):
+            how = "exactly one" if keyword == "oneOf" else "at least one"
+            out.append(f"Must also match {how} of (`{keyword}`): " + "; ".join(self.branch_text(b) for b in branches) + ".")
+        return "\n\n".join(out)
+
+    def branch_text(self, b: ir.Mixin) -> str:
+        asks = [f"the members of `{b.base}`"] if b.base else []
+        for f in b.fields:
+            kind = "required" if f.required else "optional"
+            if isinstance(f.type, ir.Lit) and len(f.type.values) == 1:
+                asks.append(f"`{f.wire_name}` ({kind}) `= {json.dumps(f.type.values[0])}`")
+            else:
+                asks.append(f"`{f.wire_name}` ({kind}): `{plain(self.types.text(f.type))}`")
+        for member, values in b.excludes:
+            asks.append(f"`{member}` not " + ", ".join(f"`{json.dumps(v)}`" for v in values))
+        if b.mixins:
+            asks.append("and one of " + ", ".join(f"`{inner.label}`" for inner in b.mixins))
+        return f"`{b.label}`" + (" (" + "; ".join(asks) + ")" if asks else "")
 
     def enum(self, d: ir.EnumDef, description: str, unstable: bool) -> DocType:
         name, anchor = d.key, anchor_of(d.key)

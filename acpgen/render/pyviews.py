@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Iterable, TypeVar
 
 from acpgen import ir
 from acpgen.layout import LINE_LENGTH
 from acpgen.naming import Names
+from acpgen.render.alternatives import alternatives_source, merged_members
 from acpgen.render.pytypes import TypeWriter, null_aliases, py_literal, refs_of, unset_on_error
 
 
@@ -29,9 +30,8 @@ class ClassView:
     fields: tuple[FieldView, ...]
     config: str | None = None
     extra_type: str | None = None
-    #: attribute-name tuples, one per mixin shape; a value must carry one of them
-    shapes: tuple[tuple[str, ...], ...] = ()
-    shape_names: tuple[str, ...] = ()
+    #: the ``_Group`` table of the object's sibling unions (render/alternatives.py)
+    alternatives: str | None = None
     #: a variant's tag attribute: filled by the class itself and always sent
     tags: tuple[str, ...] = ()
     #: a JSON-RPC envelope: ``params`` typed by ``method`` ("request" / "notification")
@@ -205,24 +205,12 @@ class _Builder(AliasBuilder):
             return FieldView(attr, ann, py_literal(value))
         return FieldView(attr, ann, f"Field(default={py_literal(value)}, {wire_alias(tag)})")
 
-    def mixin_fields(self, owner: str, mixins: tuple[ir.Mixin, ...]) -> tuple[list[FieldView], tuple[tuple[str, ...], ...], tuple[str, ...]]:
-        views: list[FieldView] = []
-        seen: set[str] = set()
-        shapes: list[tuple[str, ...]] = []
-        titles: list[str] = []
-        for i, m in enumerate(mixins):
-            fs = list(m.fields)
-            base = self.defs.get(m.base) if m.base else None
-            if isinstance(base, ir.ObjectDef):
-                fs = list(base.fields) + fs
-            shapes.append(tuple(self.names.attr(owner, f.wire_name) for f in fs if f.required))
-            titles.append(m.title or (self.names.type(m.base) if m.base else str(i)))
-            for f in fs:
-                if f.wire_name in seen:
-                    continue
-                seen.add(f.wire_name)
-                views.append(self.field(owner, f, force_optional=True))
-        return views, tuple(shapes), tuple(titles)
+    def mixin_fields(self, owner: str, own: Iterable[str], mixins: tuple[ir.Mixin, ...]) -> list[FieldView]:
+        """The members the branches of ``mixins`` add to a class declaring ``own``."""
+        return [self.field(owner, f, force_optional=True) for f in merged_members(self.defs, own, mixins)]
+
+    def alternatives(self, mixins: tuple[ir.Mixin, ...]) -> str | None:
+        return alternatives_source(mixins, self.types.expr, self.names.type)
 
     def object_config(self, extra: object) -> tuple[str | None, str | None]:
         if extra == "allow":
@@ -234,11 +222,11 @@ class _Builder(AliasBuilder):
     # -- defs -------------------------------------------------------------------------
     def add_object(self, d: ir.ObjectDef) -> None:
         fields = [self.field(d.key, f) for f in d.fields]
-        mixed, shapes, titles = self.mixin_fields(d.key, d.mixins)
+        mixed = self.mixin_fields(d.key, (f.wire_name for f in d.fields), d.mixins)
         config, extra_type = self.object_config(d.extra)
         name = self.names.type(d.key)
         self.classes[name] = ClassView(
-            name, "AcpBaseModel", d.description, tuple(fields + mixed), config, extra_type, shapes, titles, (), d.by_method
+            name, "AcpBaseModel", d.description, tuple(fields + mixed), config, extra_type, self.alternatives(d.mixins), (), d.by_method
         )
 
     def add_tagged(self, d: ir.TaggedUnionDef) -> None:
@@ -265,13 +253,21 @@ class _Builder(AliasBuilder):
         """A class for variant ``v`` of ``d``: shared and own members, mixins, its tag."""
         fields = [self.field(v.key, f) for f in d.shared_fields]
         fields += [self.field(v.key, f) for f in v.fields]
-        mixed, shapes, titles = self.mixin_fields(v.key, v.mixins)
+        # members the base class declares are not declared again (its sibling unions are
+        # checked by its own table, which the class inherits)
+        base_def = self.defs.get(v.base) if v.base else None
+        own = [f.wire_name for f in (*d.shared_fields, *v.fields)] + [d.tag]
+        if isinstance(base_def, ir.ObjectDef) and base != "AcpBaseModel":
+            own += [f.wire_name for f in base_def.fields]
+            own += [f.wire_name for f in merged_members(self.defs, (), base_def.mixins)]
+        mixed = self.mixin_fields(v.key, own, v.mixins)
         tags: tuple[str, ...] = ()
         if v.kind != "default":
             fields.append(self.tag_field(v.key, d.tag, v.tag_value))
             tags = (fields[-1].attr,) if v.kind == "tagged" else ()
         doc = doc or (f"The ``{v.tag_value}`` variant of :data:`{self.names.type(d.key)}`." if v.kind == "tagged" else None)
-        self.classes[name] = ClassView(name, base, doc, tuple(fields + mixed), None, None, shapes, titles, tags)
+        alternatives = self.alternatives(v.mixins)
+        self.classes[name] = ClassView(name, base, doc, tuple(fields + mixed), None, None, alternatives, tags)
         if base != "AcpBaseModel":
             self.bases[name] = base
 
@@ -395,25 +391,6 @@ def route_tag(v: ir.Variant) -> str:
 def variant_is_base(union: ir.TaggedUnionDef, v: ir.Variant) -> bool:
     """A union member that needs no class of its own: it is its (untagged) base class."""
     return v.kind == "default" and v.base is not None and not v.fields and not v.mixins and not union.shared_fields
-
-
-def flatten_mixins(defs: dict[str, ir.Def], mixins: tuple[ir.Mixin, ...]) -> tuple[list[ir.Field], tuple[tuple[str, ...], ...]]:
-    """The members of flattened untagged shapes (each optional; first declaration wins)
-    and, per shape, the wire names it requires."""
-    out: list[ir.Field] = []
-    shapes: list[tuple[str, ...]] = []
-    seen: set[str] = set()
-    for m in mixins:
-        fs = list(m.fields)
-        base = defs.get(m.base) if m.base else None
-        if isinstance(base, ir.ObjectDef):
-            fs = list(base.fields) + fs
-        shapes.append(tuple(f.wire_name for f in fs if f.required))
-        for f in fs:
-            if f.wire_name not in seen:
-                seen.add(f.wire_name)
-                out.append(f)
-    return out, tuple(shapes)
 
 
 def enum_expr(d: ir.EnumDef) -> str:

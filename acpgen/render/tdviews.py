@@ -14,12 +14,12 @@ from dataclasses import dataclass, replace
 from acpgen import ir
 from acpgen.layout import py_str
 from acpgen.naming import Names
+from acpgen.render.alternatives import alternatives_source, merged_members
 from acpgen.render.pytypes import TypeWriter, null_aliases, py_literal, unset_on_error
 from acpgen.render.pyviews import (
     AliasBuilder,
     AliasView,
     RpcView,
-    flatten_mixins,
     rpc_view,
     ordered_aliases,
     route_tag,
@@ -41,7 +41,8 @@ class TypedDictView:
     doc: str | None
     keys: tuple[KeyView, ...]
     functional: bool  # a key is not an identifier: TypedDict("Name", {...})
-    shapes: tuple[tuple[str, ...], ...] = ()
+    #: the ``_Group`` table of the object's sibling unions (render/alternatives.py)
+    alternatives: str | None = None
 
 
 @dataclass(frozen=True)
@@ -102,45 +103,42 @@ class _Builder(AliasBuilder):
     def fields_of(self, fields: tuple[ir.Field, ...], optional: bool = False) -> list[KeyView]:
         return [self.key(f, optional) for f in fields]
 
-    def mixin_keys(self, mixins: tuple[ir.Mixin, ...]) -> tuple[list[KeyView], tuple[tuple[str, ...], ...]]:
-        fields, shapes = flatten_mixins(self.defs, mixins)
-        return [self.key(f, optional=True) for f in fields], shapes
-
-    def add_class(self, name: str, doc: str | None, keys: list[KeyView], shapes: tuple[tuple[str, ...], ...], extra: object) -> None:
+    def add_class(self, name: str, doc: str | None, keys: list[KeyView], mixins: tuple[ir.Mixin, ...], extra: object) -> None:
+        """A TypedDict of ``keys`` (a later declaration of a key wins) and of the members
+        only the branches of ``mixins`` declare, with their check table."""
         merged: dict[str, KeyView] = {}
         for k in keys:
-            merged[k.key] = k  # later (more specific) declarations win
+            merged[k.key] = k
+        for f in merged_members(self.defs, merged, mixins):
+            merged[f.wire_name] = self.key(f, optional=True)
         functional = any(not k.isidentifier() or keyword.iskeyword(k) for k in merged)
-        self.classes[name] = TypedDictView(name, doc, tuple(merged.values()), functional, shapes)
+        alternatives = alternatives_source(mixins, self.types.expr, self.names.type)
+        self.classes[name] = TypedDictView(name, doc, tuple(merged.values()), functional, alternatives)
         if extra == "forbid":
             self.forbid.append(name)
 
     def add_object(self, d: ir.ObjectDef) -> None:
-        keys = self.fields_of(d.fields)
-        mixed, shapes = self.mixin_keys(d.mixins)
-        self.add_class(self.names.type(d.key), d.description, keys + mixed, shapes, d.extra)
+        self.add_class(self.names.type(d.key), d.description, self.fields_of(d.fields), d.mixins, d.extra)
         if d.by_method:
             self.by_method.append((self.names.type(d.key), d.by_method))
 
-    def variant_keys(self, d: ir.TaggedUnionDef, v: ir.Variant) -> tuple[list[KeyView], tuple[tuple[str, ...], ...], object]:
-        """Every key of variant ``v`` of ``d`` (its base's, shared, own, mixins', its tag),
-        the member shapes it must match, and what it does with unknown keys."""
+    def variant_keys(self, d: ir.TaggedUnionDef, v: ir.Variant) -> tuple[list[KeyView], tuple[ir.Mixin, ...], object]:
+        """Every key of variant ``v`` of ``d`` (its base's, shared, own, its tag), the
+        sibling unions it must satisfy (its base's and its own), and what it does with
+        unknown keys."""
         base = self.defs.get(v.base) if v.base else None
         keys: list[KeyView] = []
-        shapes: tuple[tuple[str, ...], ...] = ()
+        mixins: tuple[ir.Mixin, ...] = ()
         extra: object = "allow"
         if isinstance(base, ir.ObjectDef):
             keys += self.fields_of(base.fields)
-            base_mixed, shapes = self.mixin_keys(base.mixins)
-            keys += base_mixed
+            mixins = base.mixins
             extra = base.extra
         keys += self.fields_of(d.shared_fields) + self.fields_of(v.fields)
-        mixed, own_shapes = self.mixin_keys(v.mixins)
-        keys += mixed
         if v.kind != "default":
             tag_ann = f"Literal[{py_literal(v.tag_value)}]" if v.kind == "tagged" else "str"
             keys.append(KeyView(d.tag, py_str(tag_ann), True, None))
-        return keys, shapes + own_shapes, extra
+        return keys, mixins + v.mixins, extra
 
     def add_tagged(self, d: ir.TaggedUnionDef) -> None:
         choices: list[tuple[str, str]] = []
@@ -154,10 +152,10 @@ class _Builder(AliasBuilder):
                 choices.append((route_tag(v), self.add_nested(products)))
                 nested.add(choices[-1][1])
                 continue
-            keys, shapes, extra = self.variant_keys(d, v)
+            keys, mixins, extra = self.variant_keys(d, v)
             name = self.names.type(v.key)
             doc = v.description or (f"The ``{v.tag_value}`` variant of ``{self.names.type(d.key)}``." if v.kind == "tagged" else None)
-            self.add_class(name, doc, keys, shapes, extra)
+            self.add_class(name, doc, keys, mixins, extra)
             choices.append((route_tag(v), name))
         self.add_union(self.names.type(d.key), d, choices, d.description, nested)
 
@@ -168,10 +166,10 @@ class _Builder(AliasBuilder):
         choices: list[tuple[str, str]] = []
         for n in products:
             iv = n.inner_variant
-            keys, shapes, extra = self.variant_keys(inner, iv)
-            outer, outer_shapes, _ = self.variant_keys(n.union, replace(n.variant, base=None))
+            keys, mixins, extra = self.variant_keys(inner, iv)
+            outer, outer_mixins, _ = self.variant_keys(n.union, replace(n.variant, base=None))
             name = self.names.type(n.key)
-            self.add_class(name, iv.description or n.variant.description, keys + outer, shapes + outer_shapes, extra)
+            self.add_class(name, iv.description or n.variant.description, keys + outer, mixins + outer_mixins, extra)
             choices.append((route_tag(iv), name))
         alias = self.names.type(products[0].variant.key)
         self.add_union(alias, inner, choices, products[0].variant.description, set())

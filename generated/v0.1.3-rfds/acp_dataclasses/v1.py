@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 7ec0c2fa9556811a8844da2297ee36d598bd4a8b900d419d804759073d6ec809
+# input-hash: eac2ed7f824bbd7f1690a21d95fdd996a89ea3eda0d6b6a6f56218f1374200f7
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ from ._runtime import (
     Registry,
     ValidationError,
     _AnyOf,
+    _Branch,
     _F,
+    _Group,
     _Lit,
     _List,
     _Map,
@@ -1522,7 +1524,6 @@ _SPECS.update(
                 ),
             ),
             extra="allow",
-            shapes=(),
         ),
         "AgentMessageChunkSessionUpdate": _Obj(
             AgentMessageChunkSessionUpdate,
@@ -1536,7 +1537,6 @@ _SPECS.update(
                 ),
             ),
             extra="allow",
-            shapes=(),
         ),
         "AgentThoughtChunkSessionUpdate": _Obj(
             AgentThoughtChunkSessionUpdate,
@@ -1550,7 +1550,6 @@ _SPECS.update(
                 ),
             ),
             extra="allow",
-            shapes=(),
         ),
         "Annotations": _Obj(
             Annotations,
@@ -1560,7 +1559,6 @@ _SPECS.update(
                 _F("priority", "priority", _Nullable(_FLOAT)),
             ),
             extra="allow",
-            shapes=(),
         ),
         "AudioContent": _Obj(
             AudioContent,
@@ -1570,7 +1568,6 @@ _SPECS.update(
                 _F("mime_type", "mimeType", _STR, required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "AudioContentBlock": _Obj(
             AudioContentBlock,
@@ -1581,7 +1578,6 @@ _SPECS.update(
                 _F("type_", "type", _Lit(("audio",)), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "AuthMethod": _Obj(
             AuthMethod,
@@ -1591,13 +1587,11 @@ _SPECS.update(
                 _F("name", "name", _STR, required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "AuthenticateRequest": _Obj(
             AuthenticateRequest,
             (_F("method_id", "methodId", _Ref("AuthMethodId"), required=True),),
             extra="allow",
-            shapes=(),
         ),
         "BlobResourceContents": _Obj(
             BlobResourceContents,
@@ -1607,13 +1601,11 @@ _SPECS.update(
                 _F("uri", "uri", _STR, required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "SessionConfigBoolean": _Obj(
             SessionConfigBoolean,
             (_F("current_value", "currentValue", _BOOL, required=True),),
             extra="allow",
-            shapes=(),
         ),
         "BooleanSessionConfigOption": _Obj(
             BooleanSessionConfigOption,
@@ -1630,7 +1622,6 @@ _SPECS.update(
                 _F("type_", "type", _Lit(("boolean",)), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "BooleanSetSessionConfigOptionRequest": _Obj(
             BooleanSetSessionConfigOptionRequest,
@@ -1641,19 +1632,16 @@ _SPECS.update(
                 _F("type_", "type", _Lit(("boolean",)), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "CancelNotification": _Obj(
             CancelNotification,
             (_F("session_id", "sessionId", _Ref("SessionId"), required=True),),
             extra="allow",
-            shapes=(),
         ),
         "CancelledRequestPermissionOutcome": _Obj(
             CancelledRequestPermissionOutcome,
             (_F("outcome", "outcome", _Lit(("cancelled",)), required=True),),
             extra="allow",
-            shapes=(),
         ),
         "ClientCapabilities": _Obj(
             ClientCapabilities,
@@ -1670,7 +1658,6 @@ _SPECS.update(
                 _F("terminal", "terminal", _BOOL, default=False),
             ),
             extra="allow",
-            shapes=(),
         ),
         "ConfigOptionUpdate": _Obj(
             ConfigOptionUpdate,
@@ -1683,7 +1670,6 @@ _SPECS.update(
                 ),
             ),
             extra="allow",
-            shapes=(),
         ),
         "ConfigOptionUpdateSessionUpdate": _Obj(
             ConfigOptionUpdateSessionUpdate,
@@ -1702,7 +1688,6 @@ _SPECS.update(
                 ),
             ),
             extra="allow",
-            shapes=(),
         ),
         "ContentToolCallContent": _Obj(
             ContentToolCallContent,
@@ -1711,7 +1696,6 @@ _SPECS.update(
                 _F("type_", "type", _Lit(("content",)), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "DiffToolCallContent": _Obj(
             DiffToolCallContent,
@@ -1722,7 +1706,6 @@ _SPECS.update(
                 _F("type_", "type", _Lit(("diff",)), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "EmbeddedResource": _Obj(
             EmbeddedResource,
@@ -1736,7 +1719,6 @@ _SPECS.update(
                 ),
             ),
             extra="allow",
-            shapes=(),
         ),
         "EnvVariable": _Obj(
             EnvVariable,
@@ -1745,7 +1727,6 @@ _SPECS.update(
                 _F("value", "value", _STR, required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "FileSystemCapability": _Obj(
             FileSystemCapability,
@@ -1754,7 +1735,6 @@ _SPECS.update(
                 _F("write_text_file", "writeTextFile", _BOOL, default=False),
             ),
             extra="allow",
-            shapes=(),
         ),
         "ImageContent": _Obj(
             ImageContent,
@@ -1765,7 +1745,6 @@ _SPECS.update(
                 _F("uri", "uri", _Nullable(_STR)),
             ),
             extra="allow",
-            shapes=(),
         ),
         "ImageContentBlock": _Obj(
             ImageContentBlock,
@@ -1777,7 +1756,6 @@ _SPECS.update(
                 _F("type_", "type", _Lit(("image",)), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "InitializeRequest": _Obj(
             InitializeRequest,
@@ -1802,7 +1780,6 @@ _SPECS.update(
                 ),
             ),
             extra="allow",
-            shapes=(),
         ),
         "InitializeResponse": _Obj(
             InitializeResponse,
@@ -1837,7 +1814,6 @@ _SPECS.update(
                 ),
             ),
             extra="allow",
-            shapes=(),
         ),
         "LoadSessionRequest": _Obj(
             LoadSessionRequest,
@@ -1849,7 +1825,6 @@ _SPECS.update(
                 _F("session_id", "sessionId", _Ref("SessionId"), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "McpServer": _Obj(
             McpServer,
@@ -1860,7 +1835,6 @@ _SPECS.update(
                 _F("name", "name", _STR, required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "NewSessionRequest": _Obj(
             NewSessionRequest,
@@ -1871,7 +1845,6 @@ _SPECS.update(
                 ),
             ),
             extra="allow",
-            shapes=(),
         ),
         "NewSessionResponse": _Obj(
             NewSessionResponse,
@@ -1884,13 +1857,11 @@ _SPECS.update(
                 ),
             ),
             extra="allow",
-            shapes=(),
         ),
         "OtherContentBlock": _Obj(
             OtherContentBlock,
             (_F("type_", "type", _STR, required=True),),
             extra="allow",
-            shapes=(),
         ),
         "OtherSessionConfigOption": _Obj(
             OtherSessionConfigOption,
@@ -1906,19 +1877,16 @@ _SPECS.update(
                 _F("type_", "type", _STR, required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "OtherSessionUpdate": _Obj(
             OtherSessionUpdate,
             (_F("session_update", "sessionUpdate", _STR, required=True),),
             extra="allow",
-            shapes=(),
         ),
         "OtherToolCallContent": _Obj(
             OtherToolCallContent,
             (_F("type_", "type", _STR, required=True),),
             extra="allow",
-            shapes=(),
         ),
         "PermissionOption": _Obj(
             PermissionOption,
@@ -1928,13 +1896,11 @@ _SPECS.update(
                 _F("option_id", "optionId", _Ref("PermissionOptionId"), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "Plan": _Obj(
             Plan,
             (_F("entries", "entries", _List(_Ref("PlanEntry")), required=True),),
             extra="allow",
-            shapes=(),
         ),
         "PlanEntry": _Obj(
             PlanEntry,
@@ -1944,7 +1910,6 @@ _SPECS.update(
                 _F("status", "status", _Ref("PlanEntryStatus"), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "PlanSessionUpdate": _Obj(
             PlanSessionUpdate,
@@ -1953,7 +1918,6 @@ _SPECS.update(
                 _F("session_update", "sessionUpdate", _Lit(("plan",)), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "PromptCapabilities": _Obj(
             PromptCapabilities,
@@ -1963,7 +1927,6 @@ _SPECS.update(
                 _F("image", "image", _BOOL, default=False),
             ),
             extra="allow",
-            shapes=(),
         ),
         "PromptRequest": _Obj(
             PromptRequest,
@@ -1972,13 +1935,11 @@ _SPECS.update(
                 _F("session_id", "sessionId", _Ref("SessionId"), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "PromptResponse": _Obj(
             PromptResponse,
             (_F("stop_reason", "stopReason", _Ref("StopReason"), required=True),),
             extra="allow",
-            shapes=(),
         ),
         "ReadTextFileRequest": _Obj(
             ReadTextFileRequest,
@@ -1989,13 +1950,11 @@ _SPECS.update(
                 _F("session_id", "sessionId", _Ref("SessionId"), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "ReadTextFileResponse": _Obj(
             ReadTextFileResponse,
             (_F("content", "content", _STR, required=True),),
             extra="allow",
-            shapes=(),
         ),
         "RequestPermissionRequest": _Obj(
             RequestPermissionRequest,
@@ -2007,7 +1966,6 @@ _SPECS.update(
                 _F("tool_call", "toolCall", _Ref("ToolCallUpdate"), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "RequestPermissionResponse": _Obj(
             RequestPermissionResponse,
@@ -2020,7 +1978,6 @@ _SPECS.update(
                 ),
             ),
             extra="allow",
-            shapes=(),
         ),
         "ResourceContentBlock": _Obj(
             ResourceContentBlock,
@@ -2035,7 +1992,6 @@ _SPECS.update(
                 _F("type_", "type", _Lit(("resource",)), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "ResourceLink": _Obj(
             ResourceLink,
@@ -2049,7 +2005,6 @@ _SPECS.update(
                 _F("uri", "uri", _STR, required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "ResourceLinkContentBlock": _Obj(
             ResourceLinkContentBlock,
@@ -2064,7 +2019,6 @@ _SPECS.update(
                 _F("type_", "type", _Lit(("resource_link",)), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "SessionConfigSelect": _Obj(
             SessionConfigSelect,
@@ -2083,7 +2037,6 @@ _SPECS.update(
                 ),
             ),
             extra="allow",
-            shapes=(),
         ),
         "SelectSessionConfigOption": _Obj(
             SelectSessionConfigOption,
@@ -2111,7 +2064,6 @@ _SPECS.update(
                 _F("type_", "type", _Lit(("select",)), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "SelectedRequestPermissionOutcome": _Obj(
             SelectedRequestPermissionOutcome,
@@ -2120,7 +2072,6 @@ _SPECS.update(
                 _F("outcome", "outcome", _Lit(("selected",)), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "SessionConfigSelectOption": _Obj(
             SessionConfigSelectOption,
@@ -2130,7 +2081,6 @@ _SPECS.update(
                 _F("description", "description", _Nullable(_STR)),
             ),
             extra="allow",
-            shapes=(),
         ),
         "SessionNotification": _Obj(
             SessionNotification,
@@ -2139,7 +2089,6 @@ _SPECS.update(
                 _F("update", "update", _Ref("SessionUpdate"), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "SetSessionConfigOptionResponse": _Obj(
             SetSessionConfigOptionResponse,
@@ -2152,7 +2101,6 @@ _SPECS.update(
                 ),
             ),
             extra="allow",
-            shapes=(),
         ),
         "TerminalToolCallContent": _Obj(
             TerminalToolCallContent,
@@ -2161,7 +2109,6 @@ _SPECS.update(
                 _F("type_", "type", _Lit(("terminal",)), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "TextContent": _Obj(
             TextContent,
@@ -2170,7 +2117,6 @@ _SPECS.update(
                 _F("text", "text", _STR, required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "TextContentBlock": _Obj(
             TextContentBlock,
@@ -2180,7 +2126,6 @@ _SPECS.update(
                 _F("type_", "type", _Lit(("text",)), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "TextResourceContents": _Obj(
             TextResourceContents,
@@ -2190,7 +2135,6 @@ _SPECS.update(
                 _F("uri", "uri", _STR, required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "ToolCall": _Obj(
             ToolCall,
@@ -2205,7 +2149,6 @@ _SPECS.update(
                 _F("tool_call_id", "toolCallId", _Ref("ToolCallId"), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "ToolCallLocation": _Obj(
             ToolCallLocation,
@@ -2214,7 +2157,6 @@ _SPECS.update(
                 _F("path", "path", _STR, required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "ToolCallSessionUpdate": _Obj(
             ToolCallSessionUpdate,
@@ -2235,7 +2177,6 @@ _SPECS.update(
                 ),
             ),
             extra="allow",
-            shapes=(),
         ),
         "ToolCallUpdate": _Obj(
             ToolCallUpdate,
@@ -2252,7 +2193,6 @@ _SPECS.update(
                 _F("tool_call_id", "toolCallId", _Ref("ToolCallId"), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "ToolCallUpdateSessionUpdate": _Obj(
             ToolCallUpdateSessionUpdate,
@@ -2275,7 +2215,6 @@ _SPECS.update(
                 ),
             ),
             extra="allow",
-            shapes=(),
         ),
         "UserMessageChunkSessionUpdate": _Obj(
             UserMessageChunkSessionUpdate,
@@ -2289,7 +2228,6 @@ _SPECS.update(
                 ),
             ),
             extra="allow",
-            shapes=(),
         ),
         "ValueIdSetSessionConfigOptionRequest": _Obj(
             ValueIdSetSessionConfigOptionRequest,
@@ -2299,7 +2237,6 @@ _SPECS.update(
                 _F("value", "value", _Ref("SessionConfigValueId"), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
         "WriteTextFileRequest": _Obj(
             WriteTextFileRequest,
@@ -2309,7 +2246,6 @@ _SPECS.update(
                 _F("session_id", "sessionId", _Ref("SessionId"), required=True),
             ),
             extra="allow",
-            shapes=(),
         ),
     }
 )

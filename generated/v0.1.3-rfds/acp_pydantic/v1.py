@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: b60191deea947101ce5590e3fe8a2d44c46fffb6144b5ae72eb96783fc41262b
+# input-hash: 04950c53b06c0410728ea81d670239924b366bb6516cb6e650a5fc4d90c5c7f8
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from ._runtime import (
     AcpBaseModel,
     PydanticCodec,
     _OnErrorDefault,
-    _require_shape,
+    _Branch,
+    _check_alternatives,
+    _Group,
     _route,
     _unset_invalid,
 )

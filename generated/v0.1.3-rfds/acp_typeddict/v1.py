@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: f0ab665206c0cc50d384027f4cd62ea417e575a769490e9cc0f4bf64ec477b9a
+# input-hash: 9bc8d8e9a0fddf4b857ebde464bceddea1ab568f635c8839aeecdaffa1de5a18
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
 from typing import Any, Final, Literal, Protocol, TypeAlias, cast
@@ -19,7 +19,9 @@ from ._runtime import (
     _Constraints,
     _OnErrorDefault,
     _by_method,
-    _require_shape,
+    _Branch,
+    _Group,
+    _require_alternatives,
 )
 from ._runtime import _Route as _RouteIn
 
