@@ -129,10 +129,43 @@ class Field:
     default: JsonValue = None
     default_on_error: bool = False
     skip_invalid_items: bool = False
+    #: ``x-deserialize-default-on-null``: ``null`` reads as the member's lenient value
+    default_on_null: bool = False
 
     @property
     def nullable(self) -> bool:
         return isinstance(self.type, Nullable)
+
+
+EMPTY_VALUES: dict[str, JsonValue] = {"string": "", "integer": 0, "number": 0, "boolean": False}
+
+
+def lenient_value(f: Field, defs: Mapping[str, "Def"]) -> tuple[bool, JsonValue]:
+    """What a reader honouring ``x-deserialize-*`` puts in place of a member's invalid
+    (or, with ``default-on-null``, null) value: ``(False, None)`` for "leave it absent"
+    (an optional member without a default that cannot be null), else ``(True, value)``:
+    the schema's ``default``, else ``null`` where allowed, else, for a required member,
+    the empty value of its type (serde's ``Default``: ``[]``, ``{}``, ``""``, ``0``,
+    ``false``). A required member whose type has no empty value gets ``(False, None)``
+    too, and stays strict."""
+    if f.has_default:
+        return True, f.default
+    if admits_null(f.type, defs):
+        return True, None
+    if not f.required:
+        return False, None
+    t = f.type
+    seen: set[str] = set()
+    while isinstance(t, Ref) and t.key not in seen and isinstance(defs.get(t.key), AliasDef):
+        seen.add(t.key)
+        t = defs[t.key].type  # type: ignore[union-attr]
+    if isinstance(t, Array):
+        return (True, []) if not t.constraints.min_items else (False, None)
+    if isinstance(t, Map):
+        return True, {}
+    if isinstance(t, Prim) and t.constraints.is_empty():
+        return True, EMPTY_VALUES[t.kind]
+    return False, None
 
 
 def admits_null(t: TypeExpr, defs: Mapping[str, "Def"], seen: frozenset[str] = frozenset()) -> bool:
@@ -224,6 +257,10 @@ class Variant:
     description: str | None = None
     title: str | None = None
     docs_ignore: bool = False
+    #: the default or fallback variant's ``not``: tag values it rules out. Without one,
+    #: the variant also holds for a value with a known tag that its own variant rejects
+    #: (JSON Schema's ``anyOf``: the default branch does not constrain the tag)
+    excludes: tuple[tuple[str, tuple[JsonValue, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +291,21 @@ class TaggedUnionDef:
     @property
     def tagged(self) -> tuple[Variant, ...]:
         return tuple(v for v in self.variants if v.kind == "tagged")
+
+    @property
+    def catch_all(self) -> Variant | None:
+        """The untagged default (else the open fallback) variant when its schema rules out
+        none of the known tags: a value with a known tag that its own variant rejects is
+        then still valid as this one. (One that rules out some but not all of them is
+        taken as ruling out all: stricter than the schema, never looser.)"""
+        known = {v.tag_value for v in self.tagged}
+        for v in (self.default_variant, self.fallback):
+            if v is None:
+                continue
+            ruled_out = {x for member, values in v.excludes if member == self.tag for x in values}
+            if not known & ruled_out and not (v.kind == "fallback" and v.excludes):
+                return v
+        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,11 +15,26 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, FormatChecker
 
 ON_ERROR = "x-deserialize-default-on-error"
 ON_NULL = "x-deserialize-default-on-null"
 SKIP_ITEMS = "x-deserialize-skip-invalid-items"
+INT_BOUNDS = {
+    "int8": (-(2**7), 2**7 - 1),
+    "int16": (-(2**15), 2**15 - 1),
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+    "uint8": (0, 2**8 - 1),
+    "uint16": (0, 2**16 - 1),
+    "uint32": (0, 2**32 - 1),
+    "uint64": (0, 2**64 - 1),
+}
+#: the integer formats read as the bounds of the Rust types they name (upstream's serde
+#: rejects a u32 out of range; JSON Schema leaves ``format`` as an annotation)
+INT_FORMATS = FormatChecker(formats=())
+for _name, (_lo, _hi) in INT_BOUNDS.items():
+    INT_FORMATS.checks(_name)(lambda v, lo=_lo, hi=_hi: not isinstance(v, int) or isinstance(v, bool) or lo <= v <= hi)
 EMPTY = {"array": [], "object": {}, "string": "", "integer": 0, "number": 0, "boolean": False}
 
 
@@ -36,7 +51,7 @@ class Referee:
         if found is None:
             root = {"$defs": self.defs, "definitions": self.defs}
             body = schema if isinstance(schema, dict) else {"allOf": [schema]}
-            found = Draft202012Validator({**root, **body})
+            found = Draft202012Validator({**root, **body}, format_checker=INT_FORMATS)
             self._validators[id(schema)] = found
             self._keep.append(schema)
         return found
@@ -101,7 +116,16 @@ class Referee:
         for name, prop in props.items():
             if name not in value or not isinstance(prop, dict):
                 continue
+            # inside out, as serde reads: the value's own members are repaired first, then
+            # invalid items dropped, then an invalid whole replaced
             item = value[name]
+            if not (prop.get(ON_NULL) and item is None):
+                if prop.get(SKIP_ITEMS) and isinstance(item, list):
+                    items = self.resolve(prop).get("items", True)
+                    item = [self.repair(items, x, depth + 1) for x in item]
+                    item = [x for x in item if self.valid(items, x)]
+                else:
+                    item = self.repair(prop, item, depth + 1)
             if (prop.get(ON_NULL) and item is None) or (prop.get(ON_ERROR) and not self.valid(prop, item)):
                 keep, default = self.default_of(prop, name in required)
                 if keep:
@@ -109,10 +133,7 @@ class Referee:
                 else:
                     del value[name]
                 continue
-            if prop.get(SKIP_ITEMS) and isinstance(item, list):
-                items = self.resolve(prop).get("items", True)
-                item = [x for x in item if self.valid(items, x)]
-            value[name] = self.repair(prop, item, depth + 1)
+            value[name] = item
         extra = node.get("additionalProperties")
         if isinstance(extra, dict):
             for name in [k for k in value if k not in props]:

@@ -34,6 +34,7 @@ ANNOTATIONS = {
     "x-docs-ignore",
     "x-deserialize-default-on-error",
     "x-deserialize-skip-invalid-items",
+    "x-deserialize-default-on-null",
     "x-method",
     "x-side",
     "x-acpgen-overlay",

@@ -128,4 +128,6 @@ def test_black_is_rarely_needed_on_a_large_release(tmp_path: Path) -> None:
     laid = [lay_out(t) for p, t in files.items() if p.suffix == ".py"]
     statements = sum(t.text.count("\n") for t in laid)
     pending = sum(len(t.pending) for t in laid)
-    assert pending <= 80, f"{pending} statements of {statements} lines went to black"
+    # the sibling-union tables (nested _Group/_Branch calls, a handful per release) are
+    # left to black
+    assert pending <= 100, f"{pending} statements of {statements} lines went to black"

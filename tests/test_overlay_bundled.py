@@ -68,9 +68,11 @@ ROUND_TRIPS = [
     ("StopReason", "_paused"),
     ("ToolKind", "unknown"),
     ("NewSessionResponse", {"sessionId": "s", "configOptions": [{"id": "brave", "name": "Brave", "type": "boolean", "currentValue": True}]}),
+    # a malformed boolean is still a valid untagged `value_id` (the RFD's default branch
+    # does not rule out the tag): kept as received, no "yes" -> True
+    (SET, {"sessionId": "s", "configId": "brave", "type": "boolean", "value": "yes"}),
 ]
 REJECTED = [
-    (SET, {"sessionId": "s", "configId": "brave", "type": "boolean", "value": "yes"}),  # no "yes" -> True
     (SET, {"sessionId": "s", "configId": "brave", "type": "boolean", "value": 1}),
     ("SessionConfigOption", {"id": "brave", "name": "Brave", "type": "boolean", "currentValue": "true"}),
     ("SessionUpdate", {"sessionUpdate": "plan"}),  # a known tag with a malformed payload

@@ -53,7 +53,12 @@ def test_untagged_default_member(pydantic_module: Loader) -> None:
     assert isinstance(value, m.ValueIdSetOption) and back == {"configId": "c", "value": "v1"}
     value, _ = roundtrip(m.SetOption, {"configId": "c", "type": "boolean", "value": True})
     assert isinstance(value, m.BooleanSetOption)
-    rejects(m.SetOption, {"configId": "c", "type": "boolean", "value": "yes"})  # strict bool
+    # a malformed known variant is still valid as the untagged default, whose schema does
+    # not rule out the tag (JSON Schema's anyOf; v1's SetSessionConfigOptionRequest)
+    yes = {"configId": "c", "type": "boolean", "value": "yes"}
+    value, back = roundtrip(m.SetOption, yes)
+    assert isinstance(value, m.ValueIdSetOption) and back == yes
+    rejects(m.SetOption, {"configId": "c", "type": "boolean", "value": 1})  # strict bool, and not a string
 
 
 def test_enums_open_and_closed(pydantic_module: Loader) -> None:

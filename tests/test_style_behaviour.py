@@ -77,7 +77,12 @@ def test_default_member_and_strict_bool(style: str, root: Path) -> None:
     m = module(root, "default_member.json", style)
     assert roundtrip(style, m, m.McpServer, {"command": "run"})[1] == {"command": "run"}
     assert roundtrip(style, m, m.SetOption, {"configId": "c", "value": "v1"})[1] == {"configId": "c", "value": "v1"}
-    rejects(style, m, m.SetOption, {"configId": "c", "type": "boolean", "value": "yes"})
+    yes = {"configId": "c", "type": "boolean", "value": "yes"}  # valid as the untagged default
+    value, back = roundtrip(style, m, m.SetOption, yes)
+    assert back == yes
+    if style == "dataclasses":
+        assert isinstance(value, m.ValueIdSetOption)
+    rejects(style, m, m.SetOption, {"configId": "c", "type": "boolean", "value": 1})
 
 
 @pytest.mark.parametrize("style", STYLES)

@@ -27,6 +27,7 @@ ANNOTATIONS = frozenset(
         "x-docs-ignore",
         "x-deserialize-default-on-error",
         "x-deserialize-skip-invalid-items",
+        "x-deserialize-default-on-null",
         "x-method",
         "x-side",
         "x-acpgen-overlay",

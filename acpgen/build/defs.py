@@ -215,6 +215,7 @@ def build_fields(
                 default=annotated.get("default"),
                 default_on_error=annotated.get("x-deserialize-default-on-error") is True,
                 skip_invalid_items=annotated.get("x-deserialize-skip-invalid-items") is True,
+                default_on_null=annotated.get("x-deserialize-default-on-null") is True,
             )
         )
     return tuple(out)

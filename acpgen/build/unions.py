@@ -14,7 +14,7 @@ from typing import Any
 
 from acpgen import ir
 from acpgen.build.context import Context
-from acpgen.build.defs import UnionNode, _text, base_def, build_fields, build_mixins, union_keyword
+from acpgen.build.defs import UnionNode, _text, base_def, build_fields, build_mixins, excluded_values, union_keyword
 from acpgen.build.types import single_ref, type_expr
 from acpgen.source import pointer_join
 
@@ -156,6 +156,7 @@ def _variant(ctx: Context, union: str, tag: str, kind: str, m: _Member, pointer:
         description=_text(m.schema, "description"),
         title=_text(m.schema, "title"),
         docs_ignore=m.schema.get("x-docs-ignore") is True,
+        excludes=excluded_values(ctx, m.schema, pointer) if kind != "tagged" else (),
     )
 
 

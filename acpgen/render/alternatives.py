@@ -41,7 +41,20 @@ def merged_members(defs: Mapping[str, ir.Def], own: Iterable[str], mixins: tuple
         types = list(dict.fromkeys(f.type for f in fs))
         merged = types[0] if len(types) == 1 else ir.AnyOf(tuple(types))
         first = fs[0]
-        out.append(ir.Field(first.wire_name, merged, False, first.origin, first.description))
+        # the schema's leniency holds where every branch declares the member alike
+        alike = len(set((f.type, f.default_on_error, f.skip_invalid_items, f.default_on_null) for f in fs)) == 1
+        out.append(
+            ir.Field(
+                first.wire_name,
+                merged,
+                False,
+                first.origin,
+                first.description,
+                default_on_error=alike and first.default_on_error,
+                skip_invalid_items=alike and first.skip_invalid_items,
+                default_on_null=alike and first.default_on_null,
+            )
+        )
     return out
 
 

@@ -11,7 +11,17 @@ from dataclasses import dataclass
 
 from acpgen import ir
 from acpgen.naming import Names
-from acpgen.render.pytypes import INT_FORMAT_BOUNDS, TypeWriter, null_aliases, py_literal, py_tuple, refs_of, unset_on_error
+from acpgen.render.pytypes import (
+    INT_FORMAT_BOUNDS,
+    TypeWriter,
+    null_aliases,
+    null_default,
+    py_literal,
+    py_tuple,
+    refs_of,
+    unset_on_error,
+    value_args,
+)
 from acpgen.render.alternatives import alternatives_source, merged_members
 from acpgen.render.pyviews import (
     AliasView,
@@ -158,15 +168,23 @@ class _Builder:
         if f.required and not optional:
             args.append("required=True")
         d = self.default(f) if not optional else ("default", "None")
+        if d is None and f.required and (f.default_on_error or f.default_on_null):
+            # a required lenient member: a bad (or null) value becomes the lenient value
+            has, value = ir.lenient_value(f, self.defs)
+            if has and value is not None:
+                args.append(value_args(value) if isinstance(value, (list, dict)) else f"default={py_literal(value)}")
         if d is not None and d[0] == "default" and d[1] != "None":
             args.append(f"default={d[1]}")
         elif d is not None and d[0] == "factory":
             args.append(f"factory={d[1]}")
-        lenient = f.default_on_error and (not f.required or optional or f.nullable)
+        lenient = f.default_on_error and (not f.required or optional or ir.lenient_value(f, self.defs)[0])
         if lenient:
             args.append("lenient=True")
             if unset_on_error(f, self.defs, optional):
                 args.append("unset_on_error=True")
+        on_null = null_default(f, self.defs, optional)
+        if on_null is not None:
+            args.append(f"on_null={py_literal('default' if on_null[0] else 'absent')}")
         return f"_F({', '.join(args)})"
 
     def alternatives(self, mixins: tuple[ir.Mixin, ...]) -> str | None:
@@ -245,9 +263,11 @@ class _Builder:
         default = next((n for v, n in members if v.kind == "default"), None)
         fallback = next((n for v, n in members if v.kind == "fallback"), None)
         self.aliases[name] = (AliasView(name, " | ".join(dict.fromkeys(n for _, n in members)), doc), deps)
+        catch = next((n for v, n in members if v is d.catch_all), None) if d.catch_all is not None else None
         self.alias_specs[name] = (
             f"_Tagged({py_literal(d.tag)}, {{{', '.join(choices)}}}, "
-            f"default={py_literal(default)}, fallback={py_literal(fallback)})"
+            f"default={py_literal(default)}, fallback={py_literal(fallback)}"
+            + (f", catch={py_literal(catch)})" if catch else ")")
         )
 
     def add_variant(

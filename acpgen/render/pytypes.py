@@ -82,6 +82,28 @@ def field_constraints(t: ir.TypeExpr) -> list[str]:
     return out
 
 
+def value_args(value: Any) -> str:
+    """The arguments of a marker that puts ``value`` in place (a fresh list or dict each
+    time): ``[]`` -> ``factory=list``, ``3`` -> ``3``."""
+    if isinstance(value, (list, dict)):
+        if not value:
+            return "factory=" + ("list" if isinstance(value, list) else "dict")
+        return f"factory=lambda: {py_literal(value)}"
+    return py_literal(value)
+
+
+def null_default(f: ir.Field, defs: Mapping[str, ir.Def], optional: bool = False) -> tuple[bool, Any] | None:
+    """``x-deserialize-default-on-null``: ``None`` when the mark does nothing here (absent,
+    or ``null`` is valid and no default replaces it), else the lenient value
+    (``(False, None)``: the member reads as absent)."""
+    if not f.default_on_null or optional:
+        return None
+    has, value = ir.lenient_value(f, defs)
+    if has and value is None:
+        return None
+    return has, value
+
+
 def unset_on_error(f: ir.Field, defs: Mapping[str, ir.Def], optional: bool = False) -> bool:
     """A lenient (``x-deserialize-default-on-error``) member that may be absent, has no
     default and cannot be ``null``: an invalid value must leave it absent, so that the

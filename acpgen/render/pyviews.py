@@ -9,7 +9,7 @@ from acpgen import ir
 from acpgen.layout import LINE_LENGTH
 from acpgen.naming import Names
 from acpgen.render.alternatives import alternatives_source, merged_members
-from acpgen.render.pytypes import TypeWriter, null_aliases, py_literal, refs_of, unset_on_error
+from acpgen.render.pytypes import TypeWriter, null_aliases, null_default, py_literal, refs_of, unset_on_error, value_args
 
 
 @dataclass(frozen=True)
@@ -174,14 +174,21 @@ class _Builder(AliasBuilder):
         if needs_none:
             ann = f"Annotated[{ann} | None, _NON_NULL]"
         default = self.default_of(f) if not force_optional else ("default", "None")
-        if default is None and f.required and f.default_on_error and f.nullable:
-            default = None  # required: absent is an error; a bad value becomes None
-            ann = f"Annotated[{ann}, _OnErrorDefault(None)]"
+        if default is None and f.required and f.default_on_error:
+            # required: absent is an error; a bad value becomes the lenient value
+            has, value = ir.lenient_value(f, self.defs)
+            if has:
+                ann = f"Annotated[{ann}, _OnErrorDefault({value_args(value)}, required=True)]"
         elif f.default_on_error and default is not None:
             kind, expr = default
             marker = f"_OnErrorDefault({expr})" if kind == "default" else f"_OnErrorDefault(factory={expr})"
             ann = f"Annotated[{ann}, {marker}]"
         unset = unset_on_error(f, self.defs, force_optional)
+        on_null = null_default(f, self.defs, force_optional)
+        if on_null is not None:
+            # null reads as the lenient value; an optional member without one is left unset
+            ann = f"Annotated[{ann}, _OnNull({value_args(on_null[1])})]"
+            unset = unset or not on_null[0]
         args: list[str] = []
         if default is not None:
             args.append(f"{default[0]}={default[1]}")
@@ -307,6 +314,10 @@ class _Builder(AliasBuilder):
             f"_route({py_literal(d.tag)}, {py_literal(attr)}, frozenset({{{known}}}), "
             f"default={d.default_variant is not None}, fallback={d.open})"
         )
+        catch = d.catch_all
+        if catch is not None:
+            caught = members[d.variants.index(catch)]
+            return f"Annotated[Union[{', '.join(tagged)}], Discriminator({router}), _OrVariant({caught})]"
         return f"Annotated[Union[{', '.join(tagged)}], Discriminator({router})]"
 
     # -- ordering ---------------------------------------------------------------------

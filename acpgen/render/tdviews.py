@@ -15,7 +15,7 @@ from acpgen import ir
 from acpgen.layout import py_str
 from acpgen.naming import Names
 from acpgen.render.alternatives import alternatives_source, merged_members
-from acpgen.render.pytypes import TypeWriter, null_aliases, py_literal, unset_on_error
+from acpgen.render.pytypes import TypeWriter, null_aliases, null_default, py_literal, unset_on_error, value_args
 from acpgen.render.pyviews import (
     AliasBuilder,
     AliasView,
@@ -84,9 +84,10 @@ class _Builder(AliasBuilder):
     def key(self, f: ir.Field, optional: bool = False) -> KeyView:
         ann = self.types.expr(f.type, skip_invalid=f.skip_invalid_items)
         if f.default_on_error and f.required and not optional:
-            # as the Pydantic style: a required member is lenient only when null is allowed
-            if f.nullable:
-                ann = f"Annotated[{ann}, _OnErrorDefault(None, required=True)]"
+            # as the Pydantic style: a bad value becomes the lenient value, if it has one
+            has, value = ir.lenient_value(f, self.defs)
+            if has:
+                ann = f"Annotated[{ann}, _OnErrorDefault({value_args(value)}, required=True)]"
         elif f.default_on_error:
             value = f.default if f.has_default else None
             if isinstance(value, (list, dict)) and value:
@@ -98,6 +99,10 @@ class _Builder(AliasBuilder):
             else:
                 marker = f"_OnErrorDefault({py_literal(value)})"
             ann = f"Annotated[{ann}, {marker}]"
+        on_null = null_default(f, self.defs, optional)
+        if on_null is not None:
+            has, value = on_null
+            ann = f"Annotated[{ann}, _OnNull({value_args(value) if has else 'omit=True'})]"
         return KeyView(f.wire_name, py_str(ann), f.required and not optional, _first_line(f.description))
 
     def fields_of(self, fields: tuple[ir.Field, ...], optional: bool = False) -> list[KeyView]:
@@ -178,7 +183,8 @@ class _Builder(AliasBuilder):
     def add_union(self, name: str, d: ir.TaggedUnionDef, choices: list[tuple[str, str]], doc: str | None, deps: set[str]) -> None:
         members = " | ".join(dict.fromkeys(n for _, n in choices))
         table = "{" + ", ".join(f"{py_literal(t)}: {py_literal(n)}" for t, n in choices) + "}"
-        route = f"_Route({py_literal(d.tag)}, {table}, default={d.default_variant is not None}, fallback={d.open})"
+        catch = f", catch={py_literal(route_tag(d.catch_all))}" if d.catch_all is not None else ""
+        route = f"_Route({py_literal(d.tag)}, {table}, default={d.default_variant is not None}, fallback={d.open}{catch})"
         self.aliases[name] = (AliasView(name, f"Annotated[{members}, {route}]", doc), deps)
 
 

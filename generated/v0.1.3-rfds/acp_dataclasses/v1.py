@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: eac2ed7f824bbd7f1690a21d95fdd996a89ea3eda0d6b6a6f56218f1374200f7
+# input-hash: 60c0cd5373e6c128c90a14984f7ffc9ae3bb5109c97237ca08daf61d3e34bd29
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations
@@ -1476,6 +1476,7 @@ _SPECS.update(
             {"boolean": "BooleanSetSessionConfigOptionRequest"},
             default="ValueIdSetSessionConfigOptionRequest",
             fallback=None,
+            catch="ValueIdSetSessionConfigOptionRequest",
         ),
         "StopReason": _Lit(
             ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"),

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 9bc8d8e9a0fddf4b857ebde464bceddea1ab568f635c8839aeecdaffa1de5a18
+# input-hash: 42703d1dd1b84a8749eca7a0692ffd6629a84202a2c59b8e6ae78be4d236980c
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
 from typing import Any, Final, Literal, Protocol, TypeAlias, cast
@@ -18,6 +18,7 @@ from ._runtime import (
     TypedDictCodec,
     _Constraints,
     _OnErrorDefault,
+    _OnNull,
     _by_method,
     _Branch,
     _Group,
@@ -28,9 +29,18 @@ from ._runtime import _Route as _RouteIn
 _CODEC: Final = TypedDictCodec()
 
 
-def _Route(tag: str, choices: dict[str, str], *, default: bool, fallback: bool) -> Any:
+def _Route(
+    tag: str,
+    choices: dict[str, str],
+    *,
+    default: bool,
+    fallback: bool,
+    catch: str | None = None,
+) -> Any:
     """Tagged-union dispatch over this module's names."""
-    return _RouteIn(globals(), tag, choices, default=default, fallback=fallback)
+    return _RouteIn(
+        globals(), tag, choices, default=default, fallback=fallback, catch=catch
+    )
 
 
 # ---------------------------------------------------------------- typed dicts
@@ -902,6 +912,7 @@ SetSessionConfigOptionRequest: TypeAlias = Annotated[
         },
         default=True,
         fallback=False,
+        catch="<default>",
     ),
 ]
 """Request parameters for setting a session configuration option."""
