@@ -1,3 +1,3 @@
-from acpgen.stamp import main
+from acpgen.entry import main
 
 main()

@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from acpgen import __version__, ir
-from acpgen.build import build_protocol
-from acpgen.build.stability import mark_unstable
+from acpgen.normalise import build_protocol, unimplemented_message
+from acpgen.normalise.stability import mark_unstable
 from acpgen.config import Config, Target
 from acpgen.depth import deep_stack
 from acpgen.errors import AcpgenError, Collector, Diagnostic
@@ -48,7 +48,8 @@ def build_ir(schema: Path, naming: Config | None = None, overlays: tuple[Overlay
                 problems.items.extend(errors)
                 continue
         try:
-            protocol = replace(build_protocol(raw), overlays=tuple(_applied(r) for r in reports))
+            unimplemented = naming.unimplemented if naming else "error"
+            protocol = replace(build_protocol(raw, unimplemented), overlays=tuple(_applied(r) for r in reports))
             names = decide(protocol, naming.naming if naming else None)
             out.append(Built(raw, protocol, names))
         except AcpgenError as exc:
@@ -84,6 +85,21 @@ def schema_name(raw: RawDocument) -> str:
     """``v1/schema.json`` in a tree directory, ``schema.json`` in a flat release: no absolute paths."""
     path = Path(raw.source.path)
     return f"{path.parent.name}/{path.name}" if path.parent.name == raw.tree else path.name
+
+
+def unenforced(config: Config) -> list[Diagnostic]:
+    """With ``[keywords] unimplemented = "warn"``: one warning per keyword the bindings of
+    each target do not enforce (the IR is built again: only users who opt in pay)."""
+    if config.unimplemented != "warn":
+        return []
+    out = []
+    for target in config.targets:
+        for b in build_ir(target.schema, config, read_overlays(target.overlays)):
+            source = Path(b.raw.source.path)
+            for pointer, keyword in b.protocol.unenforced:
+                message = unimplemented_message(keyword) + ' ([keywords] unimplemented = "warn")'
+                out.append(Diagnostic("ACPG209", message, display_path(source), pointer))
+    return out
 
 
 def render_target(target: Target, config: Config, formatted: bool = True) -> dict[PurePosixPath, str]:

@@ -47,6 +47,7 @@ def _base_config(schema: Optional[Path], out: Optional[Path], styles: list[str],
             (Target(str(schema), schema, target_out, tuple(styles) or ("pydantic",)),),
             base.naming if base else {},
             base.source if base else "",
+            base.unimplemented if base else "error",
         )
     path = config or find_config(Path.cwd())
     if path is None:
@@ -63,6 +64,7 @@ def _base_config(schema: Optional[Path], out: Optional[Path], styles: list[str],
             ),
             cfg.naming,
             cfg.source,
+            cfg.unimplemented,
         )
     return cfg
 
@@ -103,7 +105,10 @@ def build(
         built = api.build(cfg)
         for target, count in built:
             typer.echo(f"{target.name}: wrote {count} files to {target.out}")
-        if stamp.ARGV is not None:
+        warnings = api.unenforced(cfg)
+        for warning in warnings:
+            typer.echo(f"warning: {warning.render()}", err=True)
+        if stamp.ARGV is not None and not warnings:  # no stamp: every run says them again
             inputs = [cfg.source] if cfg.source else []
             for t in cfg.targets:
                 inputs += [str(t.schema), *map(str, t.overlays)]

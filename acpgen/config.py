@@ -9,6 +9,11 @@ out = "generated/v0.1.3"
 
 [naming]                              # reviewed overrides, each with a reason
 "ContentBlock#text" = { name = "TextBlock", reason = "matches the SDK's public name" }
+
+[keywords]
+# a keyword that constrains validity and that acpgen does not implement is an error
+# (ACPG209); "warn" builds anyway, prints each one, and the bindings do not enforce it
+unimplemented = "error"
 ```
 """
 
@@ -42,6 +47,8 @@ class Config:
     targets: tuple[Target, ...]
     naming: dict[str, Override] = field(default_factory=dict)
     source: str = ""
+    #: ``[keywords] unimplemented``: "error" (ACPG209) or "warn" (built, not enforced)
+    unimplemented: str = "error"
 
 
 def find_config(start: Path) -> Path | None:
@@ -83,7 +90,7 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
     root = path.parent
     problems: list[Diagnostic] = []
     targets: list[Target] = []
-    for key in sorted(set(data) - {"target", "naming"}):
+    for key in sorted(set(data) - {"target", "naming", "keywords"}):
         hint = "; did you mean [[target]]?" if key == "targets" else ""
         problems.append(Diagnostic("ACPG501", f"unknown key {key!r}{hint}", name, "/" + key))
     raw_targets = data.get("target", [])
@@ -146,9 +153,13 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
             )
             continue
         naming[key] = Override(entry["name"], entry["reason"])
+    keywords = data.get("keywords", {})
+    unimplemented = keywords.get("unimplemented", "error") if isinstance(keywords, dict) else None
+    if not isinstance(keywords, dict) or set(keywords) - {"unimplemented"} or unimplemented not in ("error", "warn"):
+        problems.append(Diagnostic("ACPG501", '[keywords] takes unimplemented = "error" or "warn"', name, "/keywords"))
     if problems:
         raise AcpgenError(problems)
-    return Config(root, tuple(targets), naming, name)
+    return Config(root, tuple(targets), naming, name, str(unimplemented))
 
 
 def single_target(schema: Path, out: Path, styles: tuple[str, ...]) -> Config:

@@ -30,6 +30,7 @@ CATALOGUE: dict[str, str] = {
     "ACPG206": "duplicate tag value",
     "ACPG207": "unsupported construct",
     "ACPG208": "nesting too deep",
+    "ACPG209": "keyword not implemented",
     # naming
     "ACPG301": "name clash",
     "ACPG302": "invalid naming override",

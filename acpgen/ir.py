@@ -193,8 +193,8 @@ class Mixin:
     for every such union (``group``), one branch (``anyOf``: at least one; ``oneOf``:
     exactly one). A branch holds when its required members are present, each of its
     members present has the branch's type, the value is an instance of ``base``, no
-    member has one of its ``excludes`` values (a ``not`` over consts) and its own nested
-    unions hold."""
+    member has one of its ``excludes`` values (a ``not`` over consts), its ``absent``
+    members are absent and its own nested unions hold."""
 
     title: str | None
     description: str | None
@@ -208,6 +208,8 @@ class Mixin:
     keyword: Literal["anyOf", "oneOf"] = "anyOf"
     #: member wire name -> the values it must not have (``not`` over required consts)
     excludes: tuple[tuple[str, tuple[JsonValue, ...]], ...] = ()
+    #: members that must be absent (``not: {required: [m]}``)
+    absent: tuple[str, ...] = ()
     #: the branch's own sibling unions
     mixins: tuple["Mixin", ...] = ()
 
@@ -428,6 +430,9 @@ class Protocol:
     unstable: tuple[str, ...] = ()
     #: the RFD overlays applied before the IR was built, in order
     overlays: tuple["OverlayApplied", ...] = ()
+    #: (pointer, keyword) of validating keywords acpgen does not implement, built anyway
+    #: because the user accepted the loss (``[keywords] unimplemented = "warn"``)
+    unenforced: tuple[tuple[str, str], ...] = ()
 
     def def_map(self) -> dict[str, Def]:
         return {d.key: d for d in self.defs}

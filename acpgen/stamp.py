@@ -9,8 +9,9 @@ prints one "up to date" line per target and exits 0 without importing typer, jin
 Any difference (an edited schema, a touched output, a new config file on the search path,
 another acpgen) runs the real build. ``ACPGEN_CACHE_DIR=""`` turns stamps off.
 
-Only the CLI entry point and ``acpgen.api``'s caller use this module; it never writes
-outside the cache directory.
+The entry point (``acpgen.entry``) and the CLI use this module, which imports neither
+(one direction: entry -> stamp, entry -> cli -> stamp); it never writes outside the cache
+directory.
 """
 
 from __future__ import annotations
@@ -141,17 +142,3 @@ def record(argv: list[str], cwd: Path, inputs: list[str], targets: list[tuple[st
         os.replace(tmp, path)
     except OSError:
         pass
-
-
-def main() -> None:
-    """The ``acpgen`` console entry point: the stamp check, then the real CLI."""
-    global ARGV
-    argv = ARGV = sys.argv[1:]
-    if argv[:1] == ["build"] and "--help" not in argv:
-        lines = up_to_date(argv, Path.cwd())
-        if lines is not None:
-            sys.stdout.write("".join(line + "\n" for line in lines))
-            return
-    from acpgen.cli import main as cli_main
-
-    cli_main()

@@ -87,6 +87,20 @@ def parse_as(style: str, module: ModuleType, name: str, data: Any) -> tuple[bool
     return True, adapter.dump_python(value, mode="json")
 
 
+_FIXTURE_MODULES: dict[tuple[str, str], ModuleType] = {}
+
+
+def fixture_modules(fixture: str, root: Path, styles: tuple[str, ...] = ("pydantic", "dataclasses", "typeddict")) -> dict[str, ModuleType]:
+    """The ``v1`` module of fixture schema ``fixture`` in each style, generated (under
+    ``root``) and imported once per session."""
+    missing = [s for s in styles if (fixture, s) not in _FIXTURE_MODULES]
+    if missing:
+        out = generate(SCHEMAS / fixture, root / fixture.removesuffix(".json"), tuple(missing))
+        for style in missing:
+            _FIXTURE_MODULES[(fixture, style)] = import_file(out / f"acp_{style}" / "v1.py")
+    return {s: _FIXTURE_MODULES[(fixture, s)] for s in styles}
+
+
 def generate(schema: Path, out: Path, styles: tuple[str, ...] = ("pydantic",), formatted: bool = True) -> Path:
     api.build(Config(Path.cwd(), (Target(str(schema), schema, out, styles),)), formatted)
     return out

@@ -17,19 +17,11 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
 
+from .strategies import INT_BOUNDS
+
 ON_ERROR = "x-deserialize-default-on-error"
 ON_NULL = "x-deserialize-default-on-null"
 SKIP_ITEMS = "x-deserialize-skip-invalid-items"
-INT_BOUNDS = {
-    "int8": (-(2**7), 2**7 - 1),
-    "int16": (-(2**15), 2**15 - 1),
-    "int32": (-(2**31), 2**31 - 1),
-    "int64": (-(2**63), 2**63 - 1),
-    "uint8": (0, 2**8 - 1),
-    "uint16": (0, 2**16 - 1),
-    "uint32": (0, 2**32 - 1),
-    "uint64": (0, 2**64 - 1),
-}
 #: the integer formats read as the bounds of the Rust types they name (upstream's serde
 #: rejects a u32 out of range; JSON Schema leaves ``format`` as an annotation)
 INT_FORMATS = FormatChecker(formats=())
@@ -58,6 +50,10 @@ class Referee:
 
     def valid(self, schema: Any, value: Any) -> bool:
         return self.validator(schema).is_valid(value)
+
+    def strict(self, name: str, value: Any) -> bool:
+        """Whether the schema itself (no marks) accepts ``value`` as ``name``."""
+        return self.valid({"$ref": self.prefix + name}, value)
 
     def judge(self, name: str, value: Any) -> tuple[bool, Any]:
         node = {"$ref": self.prefix + name}

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from acpgen import api
 
-from .conftest import SCHEMAS, generate, import_file, parse_as
+from .conftest import SCHEMAS, fixture_modules, parse_as
 from .referee import Referee
 from .strategies import instances, mutated
 
@@ -25,16 +25,11 @@ STYLES = ("pydantic", "dataclasses", "typeddict")
 DOCUMENT = json.loads(FIXTURE.read_text())
 REFEREE = Referee(DOCUMENT)
 BASE = {"sessions": [{"id": "a"}], "args": ["x"], "env": {"K": "v"}, "name": "n", "options": ["o"]}
-_MODULES: dict[str, ModuleType] = {}
 
 
 @pytest.fixture(scope="module")
 def modules(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ModuleType]:
-    if not _MODULES:
-        out = generate(FIXTURE, tmp_path_factory.mktemp("lenient"), STYLES)
-        for style in STYLES:
-            _MODULES[style] = import_file(out / f"acp_{style}" / "v1.py")
-    return _MODULES
+    return fixture_modules("lenient_required.json", tmp_path_factory.getbasetemp())
 
 
 CASES = [

@@ -89,7 +89,7 @@ def test_malformed_meta(tmp_path: Path) -> None:
 def test_protocol_version_from_the_files_place_when_no_meta_says_it(tmp_path: Path) -> None:
     """The schema files of the npm SDK come without meta.json: ``v2/schema.json`` is
     protocol version 2 all the same; a flat file with no meta has none; meta wins."""
-    from acpgen.build import build_protocol
+    from acpgen.normalise import build_protocol
 
     doc = json.dumps({"$defs": {"A": {"type": "string"}}})
     for rel, expected in (("v2/schema.json", 2), ("v1/schema.unstable.json", 1), ("flat/schema.json", None), ("x/schema.v3.json", 3)):

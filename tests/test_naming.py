@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from acpgen import ir
-from acpgen.build import build_protocol
+from acpgen.normalise import build_protocol
 from acpgen.errors import AcpgenError
 from acpgen.load import load_file
 from acpgen.naming import Override, attribute_name, decide, pascal, snake

@@ -243,7 +243,7 @@ def test_session_config_options_on_v0_10_7_gives_v0_11_1() -> None:
 def test_every_overlay_on_every_corpus_schema_file() -> None:
     """Never an exception: a verdict for each overlay (alone, and the three in order) on
     every schema file of every release; where they apply, the result builds."""
-    from acpgen.build import build_protocol
+    from acpgen.normalise import build_protocol
 
     each = {n: _overlays(n) for n in ("session-config-options", "boolean-config-option", "open-enums")}
     chain = _overlays("session-config-options", "boolean-config-option", "open-enums")

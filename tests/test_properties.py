@@ -13,7 +13,7 @@ independent reading of the schema, not acpgen's IR):
    that jsonschema accepts (the bad value replaced by its default or dropped).
 
 The schema's JSON-RPC envelope defs (``ClientRequest``...: ``params`` typed by ``method``,
-acpgen/build/frames.py) are drawn with a known method of their kind and that method's
+acpgen/normalise/frames.py) are drawn with a known method of their kind and that method's
 params, since the bindings type ``params`` by ``method`` where the schema only asks for
 *some* method's params.
 

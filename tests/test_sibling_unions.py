@@ -6,7 +6,9 @@ styles, against the referee (jsonschema with the file's ``x-deserialize-*`` mark
   ``not`` rules out the known values, and a ``none`` branch;
 * ``Elicit``: a ``oneOf`` tagged by ``mode`` beside an ``anyOf`` of scopes: both hold;
 * ``Outgoing``: untitled branches named by what they require, one with a nested ``oneOf``;
-* ``Exclusive``: a ``oneOf`` of two shapes: a value with both is rejected.
+* ``Exclusive``: a ``oneOf`` of two shapes: a value with both is rejected;
+* ``Unstructured``, ``AgentOnly``: an object's own ``not`` (a member forbidden, or all
+  of its values but one), checked as a one-branch union.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from hypothesis import strategies as st
 
 from acpgen import api, ir
 
-from .conftest import SCHEMAS, generate, import_file, parse_as
+from .conftest import SCHEMAS, fixture_modules, parse_as
 from .referee import Referee
 from .strategies import instances, mutated
 
@@ -30,16 +32,11 @@ FIXTURE = SCHEMAS / "sibling_unions.json"
 STYLES = ("pydantic", "dataclasses", "typeddict")
 DOCUMENT = json.loads(FIXTURE.read_text())
 REFEREE = Referee(DOCUMENT)
-_MODULES: dict[str, ModuleType] = {}
 
 
 @pytest.fixture(scope="module")
 def modules(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ModuleType]:
-    if not _MODULES:
-        out = generate(FIXTURE, tmp_path_factory.mktemp("siblings"), STYLES)
-        for style in STYLES:
-            _MODULES[style] = import_file(out / f"acp_{style}" / "v1.py")
-    return _MODULES
+    return fixture_modules("sibling_unions.json", tmp_path_factory.getbasetemp())
 
 
 CASES = [
@@ -73,6 +70,12 @@ CASES = [
     ("Exclusive", {"uri": "u", "name": "n"}),
     ("Exclusive", {"path": "p", "uri": "u"}),
     ("Exclusive", {"name": "n"}),
+    ("Unstructured", {"hint": "h"}),
+    ("Unstructured", {"hint": "h", "type": "x"}),  # the `not` forbids `type`
+    ("AgentOnly", {"id": "a"}),
+    ("AgentOnly", {"id": "a", "type": "agent"}),
+    ("AgentOnly", {"id": "a", "type": "terminal"}),  # any other `type` is ruled out
+    ("AgentOnly", {"id": "a", "type": 3}),
 ]
 
 
@@ -86,7 +89,7 @@ def test_bindings_agree_with_the_referee(style: str, name: str, value: Any, modu
         assert back == repaired
 
 
-@pytest.mark.parametrize("name", ["Idle", "Elicit", "Outgoing", "Exclusive"])
+@pytest.mark.parametrize("name", ["Idle", "Elicit", "Outgoing", "Exclusive", "Unstructured", "AgentOnly"])
 def test_drawn_and_mutated_values_agree_with_the_referee(name: str, modules: dict[str, ModuleType]) -> None:
     @given(st.data())
     def check(data: st.DataObject) -> None:

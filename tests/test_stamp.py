@@ -66,3 +66,15 @@ def test_no_cache_means_no_fast_path(tmp_path: Path) -> None:
     _, args = _setup(tmp_path)
     _build(tmp_path, "", *args)
     assert "wrote" in _build(tmp_path, "", *args)
+
+
+def test_the_stamp_module_imports_neither_the_cli_nor_the_entry_point() -> None:
+    """One direction only: entry -> stamp, entry -> cli -> stamp."""
+    import ast
+
+    import acpgen.stamp
+
+    tree = ast.parse(Path(acpgen.stamp.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not {m for m in imported if m and m.startswith("acpgen")}

@@ -8,6 +8,7 @@ unknown operation, a missing key, a wrong type).
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -109,11 +110,19 @@ def parse_overlay(source: SourceFile) -> Overlay:
     validator = Draft202012Validator(format_schema())
     errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
-        diags = []
+        diags: list[Diagnostic] = []
+        missing: dict[str, list[str]] = {}  # the keys missing from one mapping: one line
         for error in errors:
             inner = _innermost(error)
             pointer = pointer_join("", *inner.absolute_path)
+            if inner.validator == "required":
+                found = re.match(r"^'(.*)' is a required property$", str(inner.message))
+                missing.setdefault(pointer, []).append(found.group(1) if found else str(inner.message))
+                continue
             diags.append(_diag(source, "ACPG402", _message(error), pointer, where))
+        for pointer, names in missing.items():
+            noun = "a required key is" if len(names) == 1 else "required keys are"
+            diags.append(_diag(source, "ACPG402", f"{noun} missing: {', '.join(map(repr, names))}", pointer, where))
         raise AcpgenError(diags)
     bad = list(_notation_errors(source, data["ops"], where))
     if bad:

@@ -82,6 +82,8 @@ def _branch(m: ir.Mixin, member: Callable[[ir.TypeExpr], str], base: Callable[[s
         args.append(f"base={base(m.base)}")
     if m.excludes:
         args.append(f"excludes={py_literal(m.excludes)}")
+    if m.absent:
+        args.append(f"absent={py_literal(m.absent)}")
     nested = alternatives_source(m.mixins, member, base)
     if nested:
         args.append(f"groups={nested}")

@@ -14,6 +14,7 @@ from acpgen.naming import Names
 from acpgen.render.pytypes import (
     INT_FORMAT_BOUNDS,
     TypeWriter,
+    bounded_open_enum,
     null_aliases,
     null_default,
     py_literal,
@@ -314,6 +315,10 @@ class _Builder:
             self.add_object(d)
         elif isinstance(d, ir.TaggedUnionDef):
             self.add_tagged(d)
+        elif isinstance(d, ir.EnumDef) and bounded_open_enum(d) is not None:
+            bounded = bounded_open_enum(d)
+            assert bounded is not None
+            self.add_alias(d.key, self.types.expr(bounded), spec_expr(bounded, self.names), d.description, set())
         elif isinstance(d, ir.EnumDef):
             values = tuple(v.value for v in d.values)
             lit = "Literal[" + ", ".join(py_literal(v) for v in values) + "]"

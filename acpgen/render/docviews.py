@@ -208,6 +208,10 @@ class _Builder:
         description = clean_description(d.description)
         unstable = name in self.unstable
         if isinstance(d, ir.ObjectDef):
+            if d.mixins and all(len(branches) == 1 for _, branches in ir.mixin_groups(d.mixins)):
+                # only one-branch unions (an object's own `not`): an object, with the rule said
+                note = self.alternatives_note(d.mixins)
+                return DocType(name, anchor, "Object", _para(description, note), fields=self.fields(name, d.fields), unstable=unstable)
             if d.mixins:
                 variants = tuple(
                     DocVariant(
@@ -274,6 +278,9 @@ class _Builder:
         branch by its label with what it asks for."""
         out = []
         for keyword, branches in ir.mixin_groups(mixins):
+            if len(branches) == 1:  # an object's own `not`, read as a rule
+                out.append(f"Must also hold: {self.branch_text(branches[0])}.")
+                continue
             how = "exactly one" if keyword == "oneOf" else "at least one"
             out.append(f"Must also match {how} of (`{keyword}`): " + "; ".join(self.branch_text(b) for b in branches) + ".")
         return "\n\n".join(out)
@@ -286,6 +293,7 @@ class _Builder:
                 asks.append(f"`{f.wire_name}` ({kind}) `= {json.dumps(f.type.values[0])}`")
             else:
                 asks.append(f"`{f.wire_name}` ({kind}): `{plain(self.types.text(f.type))}`")
+        asks += [f"no `{member}`" for member in b.absent]
         for member, values in b.excludes:
             asks.append(f"`{member}` not " + ", ".join(f"`{json.dumps(v)}`" for v in values))
         if b.mixins:

@@ -82,6 +82,16 @@ def field_constraints(t: ir.TypeExpr) -> list[str]:
     return out
 
 
+def bounded_open_enum(d: ir.EnumDef) -> ir.TypeExpr | None:
+    """An open integer enum whose values share a ``format`` (JSON-RPC's ``ErrorCode``,
+    ``int32``): any other value must still fit the format, so it is spelled as its
+    values or a bounded integer. ``None`` for every other enum."""
+    if not (d.open and d.base == "integer" and d.format in INT_FORMAT_BOUNDS):
+        return None
+    values = ir.Lit(tuple(v.value for v in d.values))
+    return ir.AnyOf((values, ir.Prim("integer", ir.Constraints(format=d.format))))
+
+
 def value_args(value: Any) -> str:
     """The arguments of a marker that puts ``value`` in place (a fresh list or dict each
     time): ``[]`` -> ``factory=list``, ``3`` -> ``3``."""

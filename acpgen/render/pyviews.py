@@ -9,7 +9,7 @@ from acpgen import ir
 from acpgen.layout import LINE_LENGTH
 from acpgen.naming import Names
 from acpgen.render.alternatives import alternatives_source, merged_members
-from acpgen.render.pytypes import TypeWriter, null_aliases, null_default, py_literal, refs_of, unset_on_error, value_args
+from acpgen.render.pytypes import TypeWriter, bounded_open_enum, null_aliases, null_default, py_literal, refs_of, unset_on_error, value_args
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,9 @@ class AliasBuilder:
         elif isinstance(d, ir.TaggedUnionDef):
             self.add_tagged(d)
         elif isinstance(d, ir.EnumDef):
-            self.add_alias(d.key, enum_expr(d), d.description, set())
+            bounded = bounded_open_enum(d)
+            expr = self.alias_types.expr(bounded) if bounded is not None else enum_expr(d)
+            self.add_alias(d.key, expr, d.description, set())
         elif isinstance(d, ir.UnionDef):
             expr, deps = union_expr(self.alias_types, d)
             self.add_alias(d.key, expr, d.description, deps)
@@ -151,8 +153,9 @@ class _Builder(AliasBuilder):
 
     # -- fields -----------------------------------------------------------------------
     def default_of(self, f: ir.Field) -> tuple[str, str] | None:
-        """("default"|"default_factory", expression) for an optional or lenient field."""
-        if f.has_default:
+        """("default"|"default_factory", expression) for an optional field (a required
+        member stays required, ``default`` or not: JSON Schema's ``required`` wins)."""
+        if f.has_default and not f.required:
             value = f.default
             target = self.defs.get(f.type.key) if isinstance(f.type, ir.Ref) else None
             if isinstance(value, dict) and isinstance(target, ir.ObjectDef):
@@ -302,7 +305,9 @@ class _Builder(AliasBuilder):
         nested union can sit under)."""
         if all(v.kind == "tagged" for v in d.variants) and not routed:
             if len(members) == 1:
-                return members[0]
+                # no discriminator: the tag must still be on the wire (the class fills it
+                # only when a message is built in Python)
+                return f"Annotated[{members[0]}, _HasTag({py_literal(d.tag)})]"
             tag_attr = self.names.attr(d.variants[0].key, d.tag)
             return f"Annotated[{' | '.join(members)}, Field(discriminator={py_literal(tag_attr)})]"
         attr = next(self.names.attr(v.key, d.tag) for v in d.variants if v.kind != "default")

@@ -75,7 +75,14 @@ class _Builder(AliasBuilder):
             constrain=lambda base, cons: f"Annotated[{base}, _Constraints({', '.join(cons)})]",
             nulls=null_aliases(protocol),
         )
-        self.alias_types = self.types
+        # an alias validated on its own (TypeAdapter(ProtocolVersion)) has no TypedDict's
+        # strict config around it: its scalars carry strict=True themselves
+        self.alias_types = TypeWriter(
+            names.type,
+            constrain=lambda base, cons: f"Annotated[{base}, _Constraints({', '.join(cons)})]",
+            nulls=null_aliases(protocol),
+            strict=True,
+        )
         self.classes: dict[str, TypedDictView] = {}
         self.aliases: dict[str, tuple[AliasView, set[str]]] = {}
         self.forbid: list[str] = []

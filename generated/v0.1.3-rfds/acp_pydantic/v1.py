@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: d6e3c2820875da9cb9332e9d2c4b708f39aa8c03d0672b75ce9a76a691488f8c
+# input-hash: 61a998d19cc8ad697b072c6881d7f299cdabc13e1ba516194b6505e5967fbb5b
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from ._runtime import (
     _SKIP_INVALID,
     AcpBaseModel,
     PydanticCodec,
+    _HasTag,
     _OnErrorDefault,
     _OnNull,
     _OrVariant,

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 42703d1dd1b84a8749eca7a0692ffd6629a84202a2c59b8e6ae78be4d236980c
+# input-hash: 536e8b7fc7ad474813da3f273c2bb6c5d34a7c990df2b4f936ae599d748dc18a
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
 from typing import Any, Final, Literal, Protocol, TypeAlias, cast
@@ -1003,7 +1003,7 @@ Tracks the lifecycle of each task from planning through completion.
 See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
 """
 
-ProtocolVersion: TypeAlias = Annotated[int, _Constraints(ge=0, le=65535)]
+ProtocolVersion: TypeAlias = Annotated[int, _Constraints(ge=0, le=65535, strict=True)]
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.

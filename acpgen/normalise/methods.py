@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from acpgen import ir
-from acpgen.build.context import Context
+from acpgen.normalise.context import Context
 
 PARAMS_SUFFIXES = ("Request", "Arguments", "Params")
 RESULT_SUFFIXES = ("Response", "Output", "Result")

@@ -58,6 +58,13 @@ class Context:
         #: pointers whose keywords were already checked (a node is reached on several paths)
         self.checked: set[str] = set()
         self.lifted_at: dict[str, str] = {}
+        #: (pointer, keyword) of every keyword read into the IR (acpgen/normalise/keywords.py)
+        self.consumed: set[tuple[str, str]] = set()
+
+    def use(self, pointer: str, schema: Any, *keywords: str) -> None:
+        """Record that the keywords of ``schema`` (at ``pointer``) were read into the IR."""
+        if isinstance(schema, dict):
+            self.consumed.update((pointer, k) for k in keywords if k in schema)
 
     # -- diagnostics ---------------------------------------------------------------
     def error(self, code: str, message: str, pointer: str) -> AcpgenError:
@@ -68,6 +75,10 @@ class Context:
 
     # -- references ----------------------------------------------------------------
     def resolve(self, ref: Any, pointer: str) -> Target:
+        """The target of the ``$ref`` at ``pointer`` (the keyword's own pointer), which is
+        then consumed."""
+        if pointer.endswith("/$ref"):
+            self.consumed.add((pointer[: -len("/$ref")], "$ref"))
         return self.resolver.resolve(ref, pointer)
 
     def def_pointer(self, name: str) -> str:

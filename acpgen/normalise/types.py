@@ -5,8 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from acpgen import ir
-from acpgen.build.context import ANNOTATIONS, SCALAR_TYPES, Context, check_schema
+from acpgen.normalise.context import ANNOTATIONS, SCALAR_TYPES, Context, check_schema
 
+#: the keywords read into ``ir.Constraints``
+CONSTRAINTS = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minItems",
+    "maxItems",
+)
 STRUCTURAL = frozenset({"properties", "required", "oneOf", "anyOf", "additionalProperties"})
 
 
@@ -85,6 +99,7 @@ def type_expr(ctx: Context, schema: Any, pointer: str, hint: str) -> ir.TypeExpr
 
     ref, ref_at = single_ref(schema)
     if ref is not None and not (STRUCTURAL & set(schema)):
+        ctx.use(pointer, schema, "$ref", "allOf", "type")
         inner = ref_type(ctx, ref, pointer + ref_at)
         types = schema.get("type")
         if isinstance(types, list) and "null" in types:
@@ -97,8 +112,12 @@ def type_expr(ctx: Context, schema: Any, pointer: str, hint: str) -> ir.TypeExpr
             return _union_type(ctx, schema, key, members, pointer, hint)
 
     if "const" in schema:
+        _scalar_values(ctx, [schema["const"]], pointer + "/const")
+        ctx.use(pointer, schema, "const", "type")
         return ir.Lit((schema["const"],))
     if isinstance(schema.get("enum"), list):
+        _scalar_values(ctx, schema["enum"], pointer + "/enum")
+        ctx.use(pointer, schema, "enum", "type")
         values = tuple(schema["enum"])
         non_null = tuple(v for v in values if v is not None)
         lit: ir.TypeExpr = ir.Lit(non_null)
@@ -108,6 +127,7 @@ def type_expr(ctx: Context, schema: Any, pointer: str, hint: str) -> ir.TypeExpr
         return lit
 
     types = schema.get("type")
+    ctx.use(pointer, schema, "type")
     if isinstance(types, list):
         kinds = [t for t in types if t != "null"]
         nullable = len(kinds) < len(types)
@@ -127,14 +147,25 @@ def type_expr(ctx: Context, schema: Any, pointer: str, hint: str) -> ir.TypeExpr
     raise ctx.error("ACPG207", "cannot tell what type this schema describes", pointer)
 
 
+def _scalar_values(ctx: Context, values: list[Any], pointer: str) -> None:
+    """``const``/``enum`` values are JSON scalars; an array or object value is refused
+    (it has no ``Literal`` spelling)."""
+    if any(isinstance(v, (list, dict)) for v in values):
+        raise ctx.error("ACPG207", "a constant that is an array or an object is not supported", pointer)
+
+
 def _typed(ctx: Context, schema: dict[str, Any], kind: str, pointer: str, hint: str) -> ir.TypeExpr:
     if kind in SCALAR_TYPES:
+        ctx.use(pointer, schema, *CONSTRAINTS)
         return ir.Prim(kind, constraints(schema))  # type: ignore[arg-type]
     if kind == "null":
         return ir.NullT()
     if kind == "array":
         prefix = schema.get("prefixItems")
         if isinstance(prefix, list):
+            if "items" in schema:
+                raise ctx.error("ACPG207", "prefixItems with items is not supported", pointer + "/items")
+            ctx.use(pointer, schema, "prefixItems")
             return ir.Tuple(
                 tuple(
                     type_expr(ctx, item, f"{pointer}/prefixItems/{i}", f"{hint}.{i}")
@@ -142,16 +173,18 @@ def _typed(ctx: Context, schema: dict[str, Any], kind: str, pointer: str, hint: 
                 )
             )
         items = schema.get("items", True)
+        ctx.use(pointer, schema, "items", *CONSTRAINTS)
         item_type = type_expr(ctx, items, pointer + "/items", hint + ".item")
         return ir.Array(item_type, constraints(schema))
     if kind == "object":
         if "properties" in schema or single_ref(schema)[0] is not None or "oneOf" in schema or "anyOf" in schema:
-            from acpgen.build.defs import build_def
+            from acpgen.normalise.defs import build_def
 
             return ctx.lift(build_def(ctx, hint, schema, pointer, lifted_from=hint), pointer)
         extra = schema.get("additionalProperties", True)
         if extra is False:
             raise ctx.error("ACPG207", "an object that accepts no members", pointer)
+        ctx.use(pointer, schema, "additionalProperties")
         return ir.Map(type_expr(ctx, extra, pointer + "/additionalProperties", hint + ".value"))
     raise ctx.error("ACPG202", f"unknown type {kind!r}", pointer + "/type")
 
@@ -161,6 +194,10 @@ def _union_type(
 ) -> ir.TypeExpr:
     non_null = [(i, m) for i, m in enumerate(members) if not is_null(m)]
     nullable = len(non_null) < len(members)
+    ctx.use(pointer, schema, key, "type")
+    for i, m in enumerate(members):
+        if is_null(m):
+            ctx.use(f"{pointer}/{key}/{i}", m, "type")
     if len(non_null) == 1:
         i, member = non_null[0]
         inner = type_expr(ctx, member, f"{pointer}/{key}/{i}", hint)
@@ -175,7 +212,7 @@ def _union_type(
             return ir.Nullable(merged) if nullable else merged
         inner_u: ir.TypeExpr = ir.AnyOf(types)
         return ir.Nullable(inner_u) if nullable else inner_u
-    from acpgen.build.defs import build_def
+    from acpgen.normalise.defs import build_def
 
     lifted = ctx.lift(build_def(ctx, hint, schema, pointer, lifted_from=hint, drop_null=True), pointer)
     return ir.Nullable(lifted) if nullable else lifted

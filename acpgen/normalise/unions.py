@@ -13,9 +13,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from acpgen import ir
-from acpgen.build.context import Context
-from acpgen.build.defs import UnionNode, _text, base_def, build_fields, build_mixins, excluded_values, union_keyword
-from acpgen.build.types import single_ref, type_expr
+from acpgen.normalise.context import ANNOTATIONS, Context
+from acpgen.normalise.defs import UnionNode, _text, base_def, build_fields, build_mixins, excluded_values, union_keyword
+from acpgen.normalise.types import is_any, single_ref, type_expr
 from acpgen.source import pointer_join
 
 
@@ -119,6 +119,7 @@ def try_tagged(ctx: Context, node: UnionNode) -> ir.TaggedUnionDef | None:
     _, tag, (tagged, defaults, fallbacks) = best
     # the other union beside this one (``oneOf`` by tag and ``anyOf`` of scopes) must hold
     # too: every variant carries its branches
+    ctx.use(pointer, schema, kw)
     sibling = build_mixins(ctx, key, schema, pointer, skip=kw)
     variants: list[ir.Variant] = []
     for m in members:
@@ -142,6 +143,26 @@ def try_tagged(ctx: Context, node: UnionNode) -> ir.TaggedUnionDef | None:
 def _variant(ctx: Context, union: str, tag: str, kind: str, m: _Member, pointer: str) -> ir.Variant:
     value = m.consts.get(tag)
     vkey = f"{union}#{value}" if kind == "tagged" else f"{union}#{kind}"
+    # the tag member is read here, not as a field: its constant (or, in the fallback, its
+    # string type)
+    ctx.use(pointer, m.schema, "type")
+    for extra in ("additionalProperties", "unevaluatedProperties"):
+        if is_any(m.schema.get(extra, True)):  # open, as every variant is; a closed one is refused
+            ctx.use(pointer, m.schema, extra)
+    excludes = excluded_values(ctx, m.schema, pointer) if kind != "tagged" else ()
+    tag_prop = m.props.get(tag)
+    if kind == "fallback" and isinstance(tag_prop, dict) and isinstance(tag_prop.get("not"), dict):
+        # the fallback's tag rules out the known values itself: {"not": {"enum": [...]}}
+        ruled = tag_prop["not"]
+        values = [ruled["const"]] if "const" in ruled else ruled.get("enum")
+        if set(ruled) - ANNOTATIONS - {"const", "enum", "type"} or not isinstance(values, list):
+            raise ctx.error("ACPG207", "a fallback's tag may only rule out constant values", pointer_join(pointer, "properties", tag, "not"))
+        ctx.use(pointer_join(pointer, "properties", tag), tag_prop, "not")
+        excludes += ((tag, tuple(values)),)
+    if kind != "tagged" and "not" in m.schema and not excludes:
+        raise ctx.error("ACPG207", "a default or fallback variant's `not` may only rule out tag values", pointer + "/not")
+    tag_at = pointer_join(pointer, "properties", tag)
+    ctx.use(tag_at, m.props.get(tag), "const", "enum", "type")
     base = base_def(ctx, m.schema, pointer, "a variant")
     if base is None and isinstance(m.schema.get("allOf"), list):
         raise ctx.error("ACPG207", "allOf with more than one schema is not supported here", pointer + "/allOf")
@@ -156,27 +177,30 @@ def _variant(ctx: Context, union: str, tag: str, kind: str, m: _Member, pointer:
         description=_text(m.schema, "description"),
         title=_text(m.schema, "title"),
         docs_ignore=m.schema.get("x-docs-ignore") is True,
-        excludes=excluded_values(ctx, m.schema, pointer) if kind != "tagged" else (),
+        excludes=excludes,
     )
 
 
 def build_untagged(ctx: Context, node: UnionNode) -> ir.UnionDef:
     key, schema, kw, indexed, pointer = node
+    ctx.use(pointer, schema, kw)
     members: list[ir.UnionMember] = []
-    distinct = _distinguishing_properties([m for _, m in indexed])
-    for (i, m), own in zip(indexed, distinct):
+    labels = member_labels([m for _, m in indexed])
+    for (i, m), label in zip(indexed, labels):
         at = pointer_join(pointer, kw, i)
         described = m if isinstance(m, dict) else {}
         title = _text(described, "title")
-        hint = f"{key}.{title or '_'.join(own) or i}"
+        hint = f"{key}.{title or label or i}"
         t = type_expr(ctx, m, at, hint)
-        if isinstance(t, ir.Ref) and t.key == hint and not (title or own):
-            raise ctx.error(
-                "ACPG207",
-                "an inline object in an untagged union needs a title, a $ref or a "
-                "required property of its own to be named",
-                at,
-            )
+        # an inline object is named here (two members named alike: ACPG301 at lifting)
+        if isinstance(t, ir.Ref) and t.key == hint:
+            if not (title or label):
+                raise ctx.error(
+                    "ACPG207",
+                    "an inline object in an untagged union needs a title, a $ref, a required "
+                    "constant or required members of its own to be named",
+                    at,
+                )
         members.append(ir.UnionMember(t, ctx.origin(at, described), title, _text(described, "description")))
     return ir.UnionDef(
         key=key,
@@ -188,14 +212,26 @@ def build_untagged(ctx: Context, node: UnionNode) -> ir.UnionDef:
     )
 
 
-def _distinguishing_properties(members: list[Any]) -> list[tuple[str, ...]]:
-    """Per member, the required properties no other member requires (names untitled shapes)."""
+def member_labels(members: list[Any]) -> list[str]:
+    """A name for each untitled member, from the schema: the required members no other
+    member requires; else the constants it requires (``kind: "message"`` ->
+    ``message``); else the required members no other member *without constants*
+    requires (members told apart by their constants do not crowd the others out); else
+    every member it requires. ``""`` when it requires nothing."""
     required: list[list[str]] = []
+    consts: list[list[str]] = []
     for m in members:
         req = m.get("required") if isinstance(m, dict) else None
-        required.append([r for r in req if isinstance(r, str)] if isinstance(req, list) else [])
+        names = [r for r in req if isinstance(r, str)] if isinstance(req, list) else []
+        required.append(names)
+        props = m.get("properties") if isinstance(m, dict) else None
+        props = props if isinstance(props, dict) else {}
+        consts.append([str(v) for r in names if (v := _tag_value(props.get(r))) is not None])
     out = []
     for i, own in enumerate(required):
         others = {r for j, rs in enumerate(required) if j != i for r in rs}
-        out.append(tuple(r for r in own if r not in others))
+        plain = {r for j, rs in enumerate(required) if j != i and not consts[j] for r in rs}
+        unique = [r for r in own if r not in others]
+        among_plain = [r for r in own if r not in plain]
+        out.append("_".join(unique or consts[i] or among_plain or own))
     return out

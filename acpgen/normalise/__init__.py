@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from acpgen import ir
-from acpgen.build.context import Context
-from acpgen.build.cycles import unbroken_cycles
-from acpgen.build.defs import build_def
-from acpgen.build.frames import mark_envelopes
-from acpgen.build.methods import build_methods
+from acpgen.normalise.context import Context
+from acpgen.normalise.cycles import unbroken_cycles
+from acpgen.normalise.defs import build_def
+from acpgen.normalise.frames import mark_envelopes
+from acpgen.normalise.keywords import unconsumed
+from acpgen.normalise.methods import build_methods
 from acpgen.depth import deep_stack
 from acpgen.errors import AcpgenError
 from acpgen.load import RawDocument
 
 
-def build_protocol(raw: RawDocument) -> ir.Protocol:
+def build_protocol(raw: RawDocument, unimplemented: str = "error") -> ir.Protocol:
+    """The IR of one schema file. A validating keyword the builder did not read is an
+    error (ACPG209), or, with ``unimplemented="warn"``, listed in ``Protocol.unenforced``."""
     ctx = Context(raw)
     defs: list[ir.Def] = []
     with deep_stack():
@@ -30,6 +33,12 @@ def build_protocol(raw: RawDocument) -> ir.Protocol:
         methods = build_methods(ctx)
         ctx.problems.items.extend(unbroken_cycles(defs, ctx.source.diagnostic))
     ctx.problems.raise_if_any()
+    # every keyword that constrains validity was read into the IR, or the build says so
+    dropped = unconsumed(raw.data, ctx.container, ctx.consumed)
+    if unimplemented != "warn":
+        for pointer, keyword in dropped:
+            ctx.problems.items.append(ctx.source.diagnostic("ACPG209", unimplemented_message(keyword), pointer))
+        ctx.problems.raise_if_any()
     defs.extend(ctx.lifted.values())
     defs = mark_envelopes(defs, methods)
     meta = raw.meta
@@ -46,4 +55,9 @@ def build_protocol(raw: RawDocument) -> ir.Protocol:
         # without a meta file (the schema files the npm SDK ships), the vN folder says it
         protocol_version=meta.version if meta.version is not None else raw.located_version,
         title=title if isinstance(title, str) else None,
+        unenforced=tuple(dropped) if unimplemented == "warn" else (),
     )
+
+
+def unimplemented_message(keyword: str) -> str:
+    return f"`{keyword}` is not implemented here: the bindings would not enforce it"

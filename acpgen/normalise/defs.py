@@ -6,8 +6,8 @@ from dataclasses import replace
 from typing import Any, Literal, NamedTuple
 
 from acpgen import ir
-from acpgen.build.context import ANNOTATIONS, Context, check_schema
-from acpgen.build.types import is_any, is_null, single_ref, type_expr
+from acpgen.normalise.context import ANNOTATIONS, Context, check_schema
+from acpgen.normalise.types import is_any, is_null, single_ref, type_expr
 from acpgen.errors import AcpgenError
 from acpgen.source import pointer_join
 
@@ -63,6 +63,7 @@ def build_def(
 
     kw = union_keyword(schema)
     if kw is not None:
+        ctx.use(pointer, schema, "type")
         members = [
             (i, m) for i, m in enumerate(schema[kw]) if not (drop_null and is_null(m))
         ]
@@ -71,7 +72,7 @@ def build_def(
             enum = try_enum(ctx, UnionNode(key, schema, kw, members, pointer))
             if enum is not None:
                 return enum
-        from acpgen.build.unions import build_untagged, try_tagged
+        from acpgen.normalise.unions import build_untagged, try_tagged
 
         node = UnionNode(key, schema, kw, members, pointer)
         tagged = try_tagged(ctx, node)
@@ -90,6 +91,7 @@ def build_def(
     if isinstance(schema.get("enum"), list) and not has_props:
         values = [v for v in schema["enum"] if v is not None]
         if values and all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in values):
+            ctx.use(pointer, schema, "enum", "type")
             base: Literal["string", "integer"] = (
                 "integer" if all(isinstance(v, int) for v in values) else "string"
             )
@@ -160,6 +162,9 @@ def try_enum(ctx: Context, node: UnionNode) -> ir.EnumDef | None:
     if not values or len(kinds) != 1:
         return None
     base = kinds.pop()
+    ctx.use(pointer, schema, kw, "type")
+    for i, m in members:
+        ctx.use(pointer_join(pointer, kw, i), m, "const", "enum", "type", "format")
     seen: set[Any] = set()
     for v in values:
         if v.value in seen:
@@ -188,6 +193,7 @@ def build_fields(
     ctx: Context, owner: str, schema: dict[str, Any], pointer: str, skip: frozenset[str] = frozenset()
 ) -> tuple[ir.Field, ...]:
     props = schema.get("properties", {})
+    ctx.use(pointer, schema, "properties", "required")
     if not isinstance(props, dict):
         return ()
     required = schema.get("required", [])
@@ -204,6 +210,7 @@ def build_fields(
             ctx.problems.extend(exc)
             continue
         annotated = prop if isinstance(prop, dict) else {}
+        ctx.use(at, annotated, *LENIENCY)
         out.append(
             ir.Field(
                 wire_name=name,
@@ -226,6 +233,7 @@ def base_def(ctx: Context, schema: dict[str, Any], pointer: str, what: str = "an
     ref, at = single_ref(schema)
     if ref is None:
         return None
+    ctx.use(pointer, schema, "$ref", "allOf")
     target = ctx.resolve(ref, pointer + at)
     if target.def_name is None:
         raise ctx.error("ACPG207", f"{what} may only extend a $defs entry", pointer + at)
@@ -233,6 +241,7 @@ def base_def(ctx: Context, schema: dict[str, Any], pointer: str, what: str = "an
 
 
 UNION_KEYWORDS = ("oneOf", "anyOf")
+LENIENCY = ("x-deserialize-default-on-error", "x-deserialize-skip-invalid-items", "x-deserialize-default-on-null")
 
 
 def build_mixins(
@@ -247,15 +256,23 @@ def build_mixins(
         if kw == skip or not isinstance(branches, list):
             continue
         group = pointer_join(pointer, kw)
+        ctx.use(pointer, schema, kw)
         built: list[ir.Mixin] = []
         for i, m in enumerate(branches):
             at = pointer_join(group, i)
             if not isinstance(m, dict):
                 raise ctx.error("ACPG202", "expected a schema object", at)
             check_schema(ctx, m, at)
+            ctx.use(at, m, "type")
+            for extra in ("additionalProperties", "unevaluatedProperties"):
+                if is_any(m.get(extra, True)):  # an open branch; a closed one is refused
+                    ctx.use(at, m, extra)
             base = base_def(ctx, m, at)
             title = _text(m, "title")
             fields = build_fields(ctx, f"{owner}.{title or i}", m, at)
+            excludes, absent = excluded_values(ctx, m, at), forbidden_members(ctx, m, at)
+            if "not" in m and not (excludes or absent):
+                raise ctx.error("ACPG207", "this form of `not` is not supported on a union branch", at + "/not")
             built.append(
                 ir.Mixin(
                     title=title,
@@ -265,7 +282,8 @@ def build_mixins(
                     origin=ctx.origin(at, m),
                     group=group,
                     keyword=kw,  # type: ignore[arg-type]
-                    excludes=excluded_values(ctx, m, at),
+                    excludes=excludes,
+                    absent=absent,
                     mixins=build_mixins(ctx, f"{owner}.{title or i}", m, at),
                 )
             )
@@ -317,9 +335,11 @@ def label_branches(ctx: Context, branches: list[ir.Mixin]) -> list[ir.Mixin]:
 def excluded_values(ctx: Context, schema: dict[str, Any], pointer: str) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     """The values a ``not`` rules out, when it is what ACP writes: objects requiring one
     member to be one of some constants (alone or as an ``anyOf``/``oneOf`` of such).
-    Any other ``not`` is refused: acpgen would not enforce it."""
-    if "not" not in schema:
+    A ``not`` that forbids a member is :func:`forbidden_members`'; any other is refused:
+    acpgen would not enforce it."""
+    if "not" not in schema or forbidden_members(ctx, schema, pointer) or _only_value(ctx, schema, pointer):
         return ()
+    ctx.use(pointer, schema, "not")
     node = schema["not"]
     at = pointer + "/not"
     parts = node.get("anyOf", node.get("oneOf")) if isinstance(node, dict) and set(node) & set(UNION_KEYWORDS) else [node]
@@ -329,13 +349,87 @@ def excluded_values(ctx: Context, schema: dict[str, Any], pointer: str) -> tuple
         if member is None:
             raise ctx.error(
                 "ACPG207",
-                "only a `not` that rules out constant values of one required member is supported",
+                "only a `not` that rules out constant values of one required member, or "
+                "that forbids one member, is supported",
                 at,
             )
         found.setdefault(member[0], []).extend(member[1])
     if len(found) != 1:
         raise ctx.error("ACPG207", "a `not` may rule out values of one member only", at)
     return tuple((k, tuple(v)) for k, v in found.items())
+
+
+def forbidden_members(ctx: Context, schema: dict[str, Any], pointer: str) -> tuple[str, ...]:
+    """``not: {required: [m]}`` (upstream ``UnstructuredCommandInput``): member ``m`` must
+    be absent. ``()`` for any other ``not``."""
+    node = schema.get("not")
+    if not isinstance(node, dict) or set(node) - ANNOTATIONS - {"type", "required"}:
+        return ()
+    return _one_required(ctx, schema, node, pointer)
+
+
+def _one_required(ctx: Context, schema: dict[str, Any], node: dict[str, Any], pointer: str) -> tuple[str, ...]:
+    required = node.get("required")
+    if node.get("type", "object") != "object" or not isinstance(required, list) or len(required) != 1:
+        return ()
+    if not isinstance(required[0], str):
+        return ()
+    ctx.use(pointer, schema, "not")
+    return (required[0],)
+
+
+def forbidding_branch(ctx: Context, schema: dict[str, Any], pointer: str) -> tuple[ir.Mixin, ...]:
+    """An object's own ``not``, as a one-branch union: one that forbids a member (the
+    branch holds when it is absent), one that forbids every value of a member but one
+    (upstream v2 ``AuthMethodAgent``: ``type``, if present, is ``"agent"``), or one that
+    rules out constant values of a member (an open union's fallback, lifted)."""
+    at = pointer_join(pointer, "not")
+    only = _only_value(ctx, schema, pointer)
+    if only is not None:
+        member, value, origin = only
+        field = ir.Field(member, ir.Lit((value,)), False, ctx.origin(origin))
+        label = f"{member} absent or {value}"
+        return (ir.Mixin(None, None, None, (field,), ctx.origin(at, schema["not"]), label, at, "anyOf"),)
+    absent = forbidden_members(ctx, schema, pointer)
+    excludes = () if absent or "not" not in schema else excluded_values(ctx, schema, pointer)
+    if not (absent or excludes):
+        return ()
+    if absent:
+        label = f"without {absent[0]}"
+    else:
+        member, values = excludes[0]
+        label = f"{member} not {', '.join(map(str, values))}"
+    return (
+        ir.Mixin(
+            title=None,
+            description=None,
+            base=None,
+            fields=(),
+            origin=ctx.origin(at, schema["not"]),
+            label=label,
+            group=at,
+            keyword="anyOf",
+            excludes=excludes,
+            absent=absent,
+        ),
+    )
+
+
+def _only_value(ctx: Context, schema: dict[str, Any], pointer: str) -> tuple[str, Any, str] | None:
+    """``not: {required: [m], properties: {m: {not: {const: v}}}}``: (m, v, the const's
+    pointer), else ``None``."""
+    node = schema.get("not")
+    if not isinstance(node, dict) or set(node) - ANNOTATIONS - {"type", "required", "properties"}:
+        return None
+    props = node.get("properties")
+    if not isinstance(props, dict) or len(props) != 1 or node.get("required") != list(props):
+        return None
+    ((member, prop),) = props.items()
+    inner = prop.get("not") if isinstance(prop, dict) and set(prop) - ANNOTATIONS == {"not"} else None
+    if not isinstance(inner, dict) or set(inner) - ANNOTATIONS - {"type"} != {"const"}:
+        return None
+    ctx.use(pointer, schema, "not")
+    return member, inner["const"], pointer_join(pointer, "not", "properties", member, "not", "const")
 
 
 def _required_consts(part: Any) -> tuple[str, list[Any]] | None:
@@ -355,18 +449,23 @@ def _required_consts(part: Any) -> tuple[str, list[Any]] | None:
 
 
 def extra_members(ctx: Context, schema: dict[str, Any], pointer: str, owner: str) -> Any:
+    if "additionalProperties" in schema and "unevaluatedProperties" in schema:
+        raise ctx.error("ACPG207", "additionalProperties beside unevaluatedProperties is not supported", pointer)
+    ctx.use(pointer, schema, "additionalProperties", "unevaluatedProperties")
     extra = schema.get("additionalProperties", schema.get("unevaluatedProperties", True))
     if extra is True or (isinstance(extra, dict) and is_any(extra)):
         return "allow"
     if extra is False:
         return "forbid"
-    return type_expr(ctx, extra, pointer + "/additionalProperties", owner + ".value")
+    at = "/additionalProperties" if "additionalProperties" in schema else "/unevaluatedProperties"
+    return type_expr(ctx, extra, pointer + at, owner + ".value")
 
 
 def build_object(
     ctx: Context, key: str, schema: dict[str, Any], pointer: str, lifted_from: str | None
 ) -> ir.ObjectDef:
     base = base_def(ctx, schema, pointer)
+    ctx.use(pointer, schema, "type")
     fields = build_fields(ctx, key, schema, pointer)
     if base is not None:
         # the extended def's fields come first; the object's own fields override them
@@ -386,7 +485,7 @@ def build_object(
         description=_text(schema, "description"),
         title=_text(schema, "title"),
         extra=extra_members(ctx, schema, pointer, key),
-        mixins=build_mixins(ctx, key, schema, pointer),
+        mixins=build_mixins(ctx, key, schema, pointer) + forbidding_branch(ctx, schema, pointer),
         docs_ignore=schema.get("x-docs-ignore") is True,
         lifted_from=lifted_from,
     )
