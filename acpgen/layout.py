@@ -172,8 +172,9 @@ def _statement(s: str, indent: str) -> list[str] | None:
         if annot is None:
             return None
         if annot[0] in "\"'" and _ATOM.fullmatch(annot):
+            # a string annotation: in parentheses when it then fits, else left as it is
             inner = indent + INDENT + annot
-            return [f"{indent}{name}: (", inner, indent + ")"] if _fits(inner) else None
+            return [f"{indent}{name}: (", inner, indent + ")"] if _fits(inner) else [indent + s]
         return _annotation(name, annot, indent, "", single_ok=True)
     lhs = s[:eq]
     vmask = masked[eq + 3 :]

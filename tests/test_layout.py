@@ -38,6 +38,7 @@ SHAPES = {
     "union annotation, short value": 'class A:\n    params: SessionNotification | CompleteElicitationNotification | MessageMcpNotification | None = Field(default=None, description="Params.")\n',
     "union annotation, one operand per line": "class A:\n    params: SessionNotification | CompleteElicitationNotification | MessageMcpNotification | ExtNotification | ExtRequest | None = None\n",
     "NotRequired string": 'class A(TypedDict):\n    additionalDirectories: NotRequired["Annotated[list[Annotated[str, _SKIP_INVALID]], _OnErrorDefault(omit=True)]"]\n',
+    "bare string annotation too long for parentheses": 'class A(TypedDict):\n    entries: "Annotated[list[Annotated[PlanEntry, _SKIP_INVALID]], _OnErrorDefault(factory=list, required=True)]"\n',
     "bare string annotation": 'class A(TypedDict):\n    version: "Annotated[int, _Constraints(ge=-9223372036854775808, le=9223372036854775807)]"\n',
     "alias union in parentheses": 'CompactionStatus: TypeAlias = Literal["in_progress", "completed", "failed", "cancelled"] | str\n',
     "alias union, one operand per line": "ContentBlock: TypeAlias = TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceLinkContentBlock | ResourceContentBlock\n",
@@ -128,6 +129,4 @@ def test_black_is_rarely_needed_on_a_large_release(tmp_path: Path) -> None:
     laid = [lay_out(t) for p, t in files.items() if p.suffix == ".py"]
     statements = sum(t.text.count("\n") for t in laid)
     pending = sum(len(t.pending) for t in laid)
-    # the sibling-union tables (nested _Group/_Branch calls, a handful per release) are
-    # left to black
-    assert pending <= 100, f"{pending} statements of {statements} lines went to black"
+    assert pending <= 80, f"{pending} statements of {statements} lines went to black"

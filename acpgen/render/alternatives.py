@@ -9,9 +9,10 @@ they give it. Which branch holds is decided at run time by ``_Group``/``_Branch`
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping, NamedTuple, Union
 
 from acpgen import ir
+from acpgen.layout import INDENT, LINE_LENGTH
 from acpgen.render.pytypes import py_literal, py_tuple
 
 
@@ -58,33 +59,91 @@ def merged_members(defs: Mapping[str, ir.Def], own: Iterable[str], mixins: tuple
     return out
 
 
-def alternatives_source(
+# --------------------------------------------------------------------------- the table
+# A small expression tree, so that the table can be printed as black lays it out (the
+# module layout leaves long statements it does not know to black, which costs a call
+# each): an atom, a call ``(name, ((keyword or "", node), ...))`` or a tuple ``(items,)``.
+
+Node = Union[str, "Call", "Tup"]
+
+
+class Call(NamedTuple):
+    name: str
+    args: tuple[tuple[str, Node], ...]
+
+
+class Tup(NamedTuple):
+    items: tuple[Node, ...]
+
+
+def flat(node: Node) -> str:
+    if isinstance(node, str):
+        return node
+    if isinstance(node, Call):
+        return node.name + "(" + ", ".join((k + "=" if k else "") + flat(v) for k, v in node.args) + ")"
+    return py_tuple(flat(i) for i in node.items)
+
+
+def black_lines(node: Node, indent: str = "", prefix: str = "", suffix: str = "") -> list[str]:
+    """``prefix + node + suffix`` as black writes it: on one line if it fits; else a
+    call's arguments (or a one-item tuple's item) on one indented line if they fit there;
+    else one element per line with a trailing comma, each laid out the same way."""
+    one = indent + prefix + flat(node) + suffix
+    if len(one) <= LINE_LENGTH or isinstance(node, str):
+        return [one]
+    inner = indent + INDENT
+    if isinstance(node, Call):
+        opener, parts = node.name + "(", [(k + "=" if k else "", v) for k, v in node.args]
+    else:
+        opener, parts = "(", [("", v) for v in node.items]
+    # a call's arguments may share one line; a tuple of several items is one per line
+    body = ", ".join(k + flat(v) for k, v in parts) + ("," if isinstance(node, Tup) else "")
+    if (isinstance(node, Call) or len(parts) == 1) and len(inner + body) <= LINE_LENGTH:
+        return [indent + prefix + opener, inner + body, indent + ")" + suffix]
+    lines = [indent + prefix + opener]
+    for k, v in parts:
+        lines += black_lines(v, inner, k, ",")
+    return lines + [indent + ")" + suffix]
+
+
+def alternatives_table(
     mixins: tuple[ir.Mixin, ...], member: Callable[[ir.TypeExpr], str], base: Callable[[str], str]
-) -> str | None:
-    """The ``_Group`` table of ``mixins`` as a Python expression, or ``None`` without any;
-    ``member`` spells the check of a member's type, ``base`` the check of a def."""
+) -> Tup | None:
+    """The ``_Group`` table of ``mixins``, or ``None`` without any; ``member`` spells the
+    check of a member's type, ``base`` the check of a def."""
     if not mixins:
         return None
-    return py_tuple(
-        f"_Group({py_literal(keyword)}, {py_tuple(_branch(b, member, base) for b in branches)})"
-        for keyword, branches in ir.mixin_groups(mixins)
+    return Tup(
+        tuple(
+            Call("_Group", (("", py_literal(keyword)), ("", Tup(tuple(_branch(b, member, base) for b in branches)))))
+            for keyword, branches in ir.mixin_groups(mixins)
+        )
     )
 
 
-def _branch(m: ir.Mixin, member: Callable[[ir.TypeExpr], str], base: Callable[[str], str]) -> str:
-    args = [py_literal(m.label)]
+def alternatives_source(
+    mixins: tuple[ir.Mixin, ...], member: Callable[[ir.TypeExpr], str], base: Callable[[str], str]
+) -> str | None:
+    """The table as a one-line Python expression (for the module layout to place)."""
+    table = alternatives_table(mixins, member, base)
+    return flat(table) if table is not None else None
+
+
+def _branch(m: ir.Mixin, member: Callable[[ir.TypeExpr], str], base: Callable[[str], str]) -> Call:
+    args: list[tuple[str, Node]] = [("", py_literal(m.label))]
     required = tuple(f.wire_name for f in m.fields if f.required)
     if required:
-        args.append(f"required={py_literal(required)}")
+        args.append(("required", Tup(tuple(py_literal(r) for r in required))))
     if m.fields:
-        args.append("members=" + py_tuple(f"({py_literal(f.wire_name)}, {member(f.type)})" for f in m.fields))
+        args.append(("members", Tup(tuple(Tup((py_literal(f.wire_name), member(f.type))) for f in m.fields))))
     if m.base:
-        args.append(f"base={base(m.base)}")
+        args.append(("base", base(m.base)))
     if m.excludes:
-        args.append(f"excludes={py_literal(m.excludes)}")
+        excludes = (Tup((py_literal(k), Tup(tuple(py_literal(x) for x in v)))) for k, v in m.excludes)
+        args.append(("excludes", Tup(tuple(excludes))))
     if m.absent:
-        args.append(f"absent={py_literal(m.absent)}")
-    nested = alternatives_source(m.mixins, member, base)
-    if nested:
-        args.append(f"groups={nested}")
-    return f"_Branch({', '.join(args)})"
+        args.append(("absent", Tup(tuple(py_literal(a) for a in m.absent))))
+    nested = alternatives_table(m.mixins, member, base)
+    if nested is not None:
+        args.append(("groups", nested))
+    return Call("_Branch", tuple(args))

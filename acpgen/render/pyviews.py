@@ -8,7 +8,7 @@ from typing import Iterable, TypeVar
 from acpgen import ir
 from acpgen.layout import LINE_LENGTH
 from acpgen.naming import Names
-from acpgen.render.alternatives import alternatives_source, merged_members
+from acpgen.render.alternatives import alternatives_table, black_lines, merged_members
 from acpgen.render.pytypes import TypeWriter, bounded_open_enum, null_aliases, null_default, py_literal, refs_of, unset_on_error, value_args
 
 
@@ -30,7 +30,8 @@ class ClassView:
     fields: tuple[FieldView, ...]
     config: str | None = None
     extra_type: str | None = None
-    #: the ``_Group`` table of the object's sibling unions (render/alternatives.py)
+    #: the statement that sets the ``_Group`` table of the object's sibling unions
+    #: (render/alternatives.py)
     alternatives: str | None = None
     #: a variant's tag attribute: filled by the class itself and always sent
     tags: tuple[str, ...] = ()
@@ -219,8 +220,10 @@ class _Builder(AliasBuilder):
         """The members the branches of ``mixins`` add to a class declaring ``own``."""
         return [self.field(owner, f, force_optional=True) for f in merged_members(self.defs, own, mixins)]
 
-    def alternatives(self, mixins: tuple[ir.Mixin, ...]) -> str | None:
-        return alternatives_source(mixins, self.types.expr, self.names.type)
+    def alternatives(self, mixins: tuple[ir.Mixin, ...], name: str) -> str | None:
+        """``Name.__acp_alternatives__ = (...)`` as black lays it out, or ``None``."""
+        table = alternatives_table(mixins, self.types.expr, self.names.type)
+        return "\n".join(black_lines(table, prefix=f"{name}.__acp_alternatives__ = ")) if table else None
 
     def object_config(self, extra: object) -> tuple[str | None, str | None]:
         if extra == "allow":
@@ -236,7 +239,7 @@ class _Builder(AliasBuilder):
         config, extra_type = self.object_config(d.extra)
         name = self.names.type(d.key)
         self.classes[name] = ClassView(
-            name, "AcpBaseModel", d.description, tuple(fields + mixed), config, extra_type, self.alternatives(d.mixins), (), d.by_method
+            name, "AcpBaseModel", d.description, tuple(fields + mixed), config, extra_type, self.alternatives(d.mixins, name), (), d.by_method
         )
 
     def add_tagged(self, d: ir.TaggedUnionDef) -> None:
@@ -276,7 +279,7 @@ class _Builder(AliasBuilder):
             fields.append(self.tag_field(v.key, d.tag, v.tag_value))
             tags = (fields[-1].attr,) if v.kind == "tagged" else ()
         doc = doc or (f"The ``{v.tag_value}`` variant of :data:`{self.names.type(d.key)}`." if v.kind == "tagged" else None)
-        alternatives = self.alternatives(v.mixins)
+        alternatives = self.alternatives(v.mixins, name)
         self.classes[name] = ClassView(name, base, doc, tuple(fields + mixed), None, None, alternatives, tags)
         if base != "AcpBaseModel":
             self.bases[name] = base

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from acpgen import ir
 from acpgen.layout import py_str
 from acpgen.naming import Names
-from acpgen.render.alternatives import alternatives_source, merged_members
+from acpgen.render.alternatives import Call, alternatives_table, black_lines, merged_members
 from acpgen.render.pytypes import TypeWriter, null_aliases, null_default, py_literal, unset_on_error, value_args
 from acpgen.render.pyviews import (
     AliasBuilder,
@@ -41,7 +41,8 @@ class TypedDictView:
     doc: str | None
     keys: tuple[KeyView, ...]
     functional: bool  # a key is not an identifier: TypedDict("Name", {...})
-    #: the ``_Group`` table of the object's sibling unions (render/alternatives.py)
+    #: the statement that hooks the ``_Group`` table of the object's sibling unions
+    #: into its validation (render/alternatives.py)
     alternatives: str | None = None
 
 
@@ -124,7 +125,10 @@ class _Builder(AliasBuilder):
         for f in merged_members(self.defs, merged, mixins):
             merged[f.wire_name] = self.key(f, optional=True)
         functional = any(not k.isidentifier() or keyword.iskeyword(k) for k in merged)
-        alternatives = alternatives_source(mixins, self.types.expr, self.names.type)
+        table = alternatives_table(mixins, self.types.expr, self.names.type)
+        hook = Call("_require_alternatives", (("", table),)) if table else None
+        setter = Call("setattr", (("", name), ("", '"__get_pydantic_core_schema__"'), ("", hook))) if hook else None
+        alternatives = "\n".join(black_lines(setter)) if setter else None
         self.classes[name] = TypedDictView(name, doc, tuple(merged.values()), functional, alternatives)
         if extra == "forbid":
             self.forbid.append(name)

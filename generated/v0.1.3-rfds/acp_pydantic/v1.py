@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 61a998d19cc8ad697b072c6881d7f299cdabc13e1ba516194b6505e5967fbb5b
+# input-hash: 2c56b8f95beb4d855e34cd4dc4f40ca6c1d933bfe848f8cb63f2c4b165f74f09
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations

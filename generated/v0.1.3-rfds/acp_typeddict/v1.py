@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 536e8b7fc7ad474813da3f273c2bb6c5d34a7c990df2b4f936ae599d748dc18a
+# input-hash: ef17df7e6e7737c72b80d3d7937ec1c068d42fc618d1bf92261c250f91d0a5a4
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
 from typing import Any, Final, Literal, Protocol, TypeAlias, cast
