@@ -210,6 +210,8 @@ class Mixin:
     excludes: tuple[tuple[str, tuple[JsonValue, ...]], ...] = ()
     #: members that must be absent (``not: {required: [m]}``)
     absent: tuple[str, ...] = ()
+    #: every member the branch requires, its own ``fields`` or the object's
+    required: tuple[str, ...] = ()
     #: the branch's own sibling unions
     mixins: tuple["Mixin", ...] = ()
 

@@ -155,3 +155,28 @@ def test_building_checks_the_unions_too(modules: dict[str, ModuleType]) -> None:
     assert p.Idle(stop_reason="error", message="x").stop_reason == "error"
     with pytest.raises(ValueError, match="end_turn"):
         p.Idle(stop_reason="error")
+
+
+NESTED = [
+    {"kind": "state", "state": "running", "task": "t", "pid": 3},
+    {"kind": "state", "state": "running", "task": "t", "host": "h"},
+    {"kind": "state", "state": "running", "task": "t"},  # neither Local nor Remote
+    {"kind": "state", "state": "running", "task": "t", "pid": "3"},
+    {"kind": "state", "state": "idle"},
+    {"kind": "note", "text": "x"},
+]
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("value", NESTED, ids=[json.dumps(v) for v in NESTED])
+def test_sibling_unions_of_a_nested_variants_payload(style: str, value: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A variant whose payload is a tagged union (nested_siblings.json, as upstream v2
+    ``state_update``) whose inner variant's payload has a sibling ``anyOf``: the product
+    classes check it too."""
+    modules = fixture_modules("nested_siblings.json", tmp_path_factory.getbasetemp())
+    referee = Referee(json.loads((SCHEMAS / "nested_siblings.json").read_text()))
+    expected, repaired = referee.judge("Update", value)
+    accepted, back = parse_as(style, modules[style], "Update", value)
+    assert accepted == expected
+    if accepted:
+        assert back == repaired

@@ -14,7 +14,8 @@ from typing import Any
 
 from acpgen import ir
 from acpgen.normalise.context import ANNOTATIONS, Context
-from acpgen.normalise.defs import UnionNode, _text, base_def, build_fields, build_mixins, excluded_values, union_keyword
+from acpgen.normalise.defs import UnionNode, _text, base_def, build_fields, build_mixins, union_keyword
+from acpgen.normalise.nots import excluded_values
 from acpgen.normalise.types import is_any, single_ref, type_expr
 from acpgen.source import pointer_join
 

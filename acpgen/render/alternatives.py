@@ -131,7 +131,7 @@ def alternatives_source(
 
 def _branch(m: ir.Mixin, member: Callable[[ir.TypeExpr], str], base: Callable[[str], str]) -> Call:
     args: list[tuple[str, Node]] = [("", py_literal(m.label))]
-    required = tuple(f.wire_name for f in m.fields if f.required)
+    required = m.required or tuple(f.wire_name for f in m.fields if f.required)
     if required:
         args.append(("required", Tup(tuple(py_literal(r) for r in required))))
     if m.fields:

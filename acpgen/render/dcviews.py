@@ -272,7 +272,14 @@ class _Builder:
         )
 
     def add_variant(
-        self, d: ir.TaggedUnionDef, v: ir.Variant, name: str, base: str | None, doc: str | None, key: str | None = None
+        self,
+        d: ir.TaggedUnionDef,
+        v: ir.Variant,
+        name: str,
+        base: str | None,
+        doc: str | None,
+        key: str | None = None,
+        inner_mixins: tuple[ir.Mixin, ...] = (),
     ) -> str:
         """The class of variant ``v`` of ``d`` (on ``base``'s members when it has one);
         ``key`` is a nested variant's own key, when the class is one."""
@@ -282,7 +289,7 @@ class _Builder:
         own += [(f, True) for f in merged_members(self.defs, declared, v.mixins)]
         # the spec is the class's own: the base's sibling unions are checked here too
         inherited = base_def.mixins if isinstance(base_def, ir.ObjectDef) else ()
-        alternatives = self.alternatives(inherited + v.mixins)
+        alternatives = self.alternatives(inherited + inner_mixins + v.mixins)
         extra = base_def.extra if isinstance(base_def, ir.ObjectDef) else "allow"
         tag = None if v.kind == "default" else (d.tag, v.tag_value if v.kind == "tagged" else None)
         doc = doc or (f"The ``{v.tag_value}`` variant of :data:`{self.names.type(d.key)}`." if v.kind == "tagged" else None)
@@ -300,7 +307,12 @@ class _Builder:
             iv = n.inner_variant
             base = iv.base if variant_is_base(inner, iv) else iv.key
             doc = iv.description or n.variant.description
-            members.append((iv, self.add_variant(n.union, n.variant, self.names.type(n.key), base, doc, key=n.key)))
+            # the product's spec is its own: the inner variant's sibling unions (and its
+            # payload's) are checked here too
+            payload = self.defs.get(iv.base) if iv.base else None
+            inner_mixins = (payload.mixins if isinstance(payload, ir.ObjectDef) else ()) + iv.mixins
+            name = self.add_variant(n.union, n.variant, self.names.type(n.key), base, doc, key=n.key, inner_mixins=inner_mixins)
+            members.append((iv, name))
         alias = self.names.type(products[0].variant.key)
         self.add_union(alias, inner, members, products[0].variant.description, set())
         return alias

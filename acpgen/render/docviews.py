@@ -293,6 +293,8 @@ class _Builder:
                 asks.append(f"`{f.wire_name}` ({kind}) `= {json.dumps(f.type.values[0])}`")
             else:
                 asks.append(f"`{f.wire_name}` ({kind}): `{plain(self.types.text(f.type))}`")
+        own = {f.wire_name for f in b.fields}
+        asks += [f"`{name}` (required)" for name in b.required if name not in own]
         asks += [f"no `{member}`" for member in b.absent]
         for member, values in b.excludes:
             asks.append(f"`{member}` not " + ", ".join(f"`{json.dumps(v)}`" for v in values))
