@@ -29,7 +29,7 @@ class UnionNode(NamedTuple):
 
 
 def union_keyword(schema: dict[str, Any]) -> str | None:
-    for key in ("oneOf", "anyOf"):
+    for key in UNION_KEYWORDS:
         if isinstance(schema.get(key), list):
             return key
     return None

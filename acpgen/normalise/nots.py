@@ -133,3 +133,16 @@ def _required_consts(part: Any) -> tuple[str, list[Any]] | None:
     if isinstance(prop.get("enum"), list):
         return name, list(prop["enum"])
     return None
+
+
+def tag_exclusions(ctx: Context, prop: Any, tag: str, pointer: str) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    """A fallback's tag member that rules out the known values itself (``{"type":
+    "string", "not": {"enum": [...]}}``): ``((tag, values),)``; ``()`` without a ``not``."""
+    if not isinstance(prop, dict) or not isinstance(prop.get("not"), dict):
+        return ()
+    ruled = prop["not"]
+    values = [ruled["const"]] if "const" in ruled else ruled.get("enum")
+    if set(ruled) - ANNOTATIONS - {"const", "enum", "type"} or not isinstance(values, list):
+        raise ctx.error("ACPG207", "a fallback's tag may only rule out constant values", pointer + "/not")
+    ctx.use(pointer, prop, "not")
+    return ((tag, tuple(values)),)

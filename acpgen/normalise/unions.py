@@ -13,9 +13,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from acpgen import ir
-from acpgen.normalise.context import ANNOTATIONS, Context
+from acpgen.normalise.context import Context
 from acpgen.normalise.defs import UnionNode, _text, base_def, build_fields, build_mixins, union_keyword
-from acpgen.normalise.nots import excluded_values
+from acpgen.normalise.nots import excluded_values, tag_exclusions
 from acpgen.normalise.types import is_any, single_ref, type_expr
 from acpgen.source import pointer_join
 
@@ -151,15 +151,8 @@ def _variant(ctx: Context, union: str, tag: str, kind: str, m: _Member, pointer:
         if is_any(m.schema.get(extra, True)):  # open, as every variant is; a closed one is refused
             ctx.use(pointer, m.schema, extra)
     excludes = excluded_values(ctx, m.schema, pointer) if kind != "tagged" else ()
-    tag_prop = m.props.get(tag)
-    if kind == "fallback" and isinstance(tag_prop, dict) and isinstance(tag_prop.get("not"), dict):
-        # the fallback's tag rules out the known values itself: {"not": {"enum": [...]}}
-        ruled = tag_prop["not"]
-        values = [ruled["const"]] if "const" in ruled else ruled.get("enum")
-        if set(ruled) - ANNOTATIONS - {"const", "enum", "type"} or not isinstance(values, list):
-            raise ctx.error("ACPG207", "a fallback's tag may only rule out constant values", pointer_join(pointer, "properties", tag, "not"))
-        ctx.use(pointer_join(pointer, "properties", tag), tag_prop, "not")
-        excludes += ((tag, tuple(values)),)
+    if kind == "fallback":
+        excludes += tag_exclusions(ctx, m.props.get(tag), tag, pointer_join(pointer, "properties", tag))
     if kind != "tagged" and "not" in m.schema and not excludes:
         raise ctx.error("ACPG207", "a default or fallback variant's `not` may only rule out tag values", pointer + "/not")
     tag_at = pointer_join(pointer, "properties", tag)

@@ -21,7 +21,6 @@ from acpgen.render.pytypes import (
     py_tuple,
     refs_of,
     unset_on_error,
-    value_args,
 )
 from acpgen.render.alternatives import alternatives_source, merged_members
 from acpgen.render.pyviews import (
@@ -138,16 +137,20 @@ class _Builder:
     def default(self, f: ir.Field) -> tuple[str, str] | None:
         """("default" | "factory", expression) when the member may be absent."""
         if f.has_default:
-            value = f.default
-            if isinstance(value, dict) and isinstance(f.type, ir.Ref):
-                return "factory", f"lambda: load({self.names.type(f.type.key)}, {py_literal(value)})"
-            if isinstance(value, (list, dict)):
-                empty = "list" if isinstance(value, list) else "dict"
-                return "factory", empty if not value else f"lambda: {py_literal(value)}"
-            return "default", py_literal(value)
+            return self.spell_value(f, f.default)
         if not f.required:
             return "default", "None"
         return None
+
+    def spell_value(self, f: ir.Field, value: ir.JsonValue) -> tuple[str, str]:
+        """("default" | "factory", expression) that puts ``value`` in member ``f``: an
+        object through ``load``, a fresh list or dict each time."""
+        if isinstance(value, dict) and isinstance(f.type, ir.Ref):
+            return "factory", f"lambda: load({self.names.type(f.type.key)}, {py_literal(value)})"
+        if isinstance(value, (list, dict)):
+            empty = "list" if isinstance(value, list) else "dict"
+            return "factory", empty if not value else f"lambda: {py_literal(value)}"
+        return "default", py_literal(value)
 
     def field_view(self, owner: str, f: ir.Field, optional: bool) -> DCFieldView:
         attr = self.names.attr(owner, f.wire_name)
@@ -169,16 +172,16 @@ class _Builder:
         if f.required and not optional:
             args.append("required=True")
         d = self.default(f) if not optional else ("default", "None")
-        if d is None and f.required and (f.default_on_error or f.default_on_null):
-            # a required lenient member: a bad (or null) value becomes the lenient value
-            has, value = ir.lenient_value(f, self.defs)
-            if has and value is not None:
-                args.append(value_args(value) if isinstance(value, (list, dict)) else f"default={py_literal(value)}")
+        # a required lenient member: a bad (or null) value becomes the lenient value
+        marked = f.required and (f.default_on_error or f.default_on_null)
+        has_lenient, value = ir.lenient_value(f, self.defs) if marked else (False, None)
+        if d is None and has_lenient and value is not None:
+            d = self.spell_value(f, value)
         if d is not None and d[0] == "default" and d[1] != "None":
             args.append(f"default={d[1]}")
         elif d is not None and d[0] == "factory":
             args.append(f"factory={d[1]}")
-        lenient = f.default_on_error and (not f.required or optional or ir.lenient_value(f, self.defs)[0])
+        lenient = f.default_on_error and (not f.required or optional or has_lenient)
         if lenient:
             args.append("lenient=True")
             if unset_on_error(f, self.defs, optional):

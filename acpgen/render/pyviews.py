@@ -9,7 +9,7 @@ from acpgen import ir
 from acpgen.layout import LINE_LENGTH
 from acpgen.naming import Names
 from acpgen.render.alternatives import alternatives_table, black_lines, merged_members
-from acpgen.render.pytypes import TypeWriter, bounded_open_enum, null_aliases, null_default, py_literal, refs_of, unset_on_error, value_args
+from acpgen.render.pytypes import TypeWriter, bounded_open_enum, null_aliases, null_default, py_literal, refs_of, unset_on_error
 
 
 @dataclass(frozen=True)
@@ -157,18 +157,27 @@ class _Builder(AliasBuilder):
         """("default"|"default_factory", expression) for an optional field (a required
         member stays required, ``default`` or not: JSON Schema's ``required`` wins)."""
         if f.has_default and not f.required:
-            value = f.default
-            target = self.defs.get(f.type.key) if isinstance(f.type, ir.Ref) else None
-            if isinstance(value, dict) and isinstance(target, ir.ObjectDef):
-                return "default_factory", f"lambda: {self.names.type(target.key)}.model_validate({py_literal(value)})"
-            if isinstance(value, dict) and isinstance(f.type, ir.Ref):
-                return "default_factory", f"lambda: TypeAdapter({self.names.type(f.type.key)}).validate_python({py_literal(value)})"
-            if isinstance(value, (list, dict)):
-                return "default_factory", (("list" if isinstance(value, list) else "dict") if not value else f"lambda: {py_literal(value)}")
-            return "default", py_literal(value)
+            return self.spell_value(f, f.default)
         if not f.required:
             return "default", "None"
         return None
+
+    def spell_value(self, f: ir.Field, value: ir.JsonValue) -> tuple[str, str]:
+        """("default"|"default_factory", expression) that puts ``value`` in member ``f``:
+        an object as its model, a fresh list or dict each time."""
+        target = self.defs.get(f.type.key) if isinstance(f.type, ir.Ref) else None
+        if isinstance(value, dict) and isinstance(target, ir.ObjectDef):
+            return "default_factory", f"lambda: {self.names.type(target.key)}.model_validate({py_literal(value)})"
+        if isinstance(value, dict) and isinstance(f.type, ir.Ref):
+            return "default_factory", f"lambda: TypeAdapter({self.names.type(f.type.key)}).validate_python({py_literal(value)})"
+        if isinstance(value, (list, dict)):
+            return "default_factory", (("list" if isinstance(value, list) else "dict") if not value else f"lambda: {py_literal(value)}")
+        return "default", py_literal(value)
+
+    def marker_args(self, f: ir.Field, value: ir.JsonValue) -> str:
+        """The arguments of a leniency marker that puts ``value`` in member ``f``."""
+        kind, expr = self.spell_value(f, value)
+        return expr if kind == "default" else f"factory={expr}"
 
     def field(self, owner: str, f: ir.Field, force_optional: bool = False) -> FieldView:
         attr = self.names.attr(owner, f.wire_name)
@@ -182,7 +191,7 @@ class _Builder(AliasBuilder):
             # required: absent is an error; a bad value becomes the lenient value
             has, value = ir.lenient_value(f, self.defs)
             if has:
-                ann = f"Annotated[{ann}, _OnErrorDefault({value_args(value)}, required=True)]"
+                ann = f"Annotated[{ann}, _OnErrorDefault({self.marker_args(f, value)}, required=True)]"
         elif f.default_on_error and default is not None:
             kind, expr = default
             marker = f"_OnErrorDefault({expr})" if kind == "default" else f"_OnErrorDefault(factory={expr})"
@@ -191,7 +200,7 @@ class _Builder(AliasBuilder):
         on_null = null_default(f, self.defs, force_optional)
         if on_null is not None:
             # null reads as the lenient value; an optional member without one is left unset
-            ann = f"Annotated[{ann}, _OnNull({value_args(on_null[1])})]"
+            ann = f"Annotated[{ann}, _OnNull({self.marker_args(f, on_null[1])})]"
             unset = unset or not on_null[0]
         args: list[str] = []
         if default is not None:

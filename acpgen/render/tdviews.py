@@ -98,14 +98,10 @@ class _Builder(AliasBuilder):
                 ann = f"Annotated[{ann}, _OnErrorDefault({value_args(value)}, required=True)]"
         elif f.default_on_error:
             value = f.default if f.has_default else None
-            if isinstance(value, (list, dict)) and value:
-                marker = f"_OnErrorDefault(factory=lambda: {py_literal(value)})"
-            elif isinstance(value, (list, dict)):
-                marker = f"_OnErrorDefault(factory={'list' if isinstance(value, list) else 'dict'})"
-            elif unset_on_error(f, self.defs, optional):
+            if not isinstance(value, (list, dict)) and unset_on_error(f, self.defs, optional):
                 marker = "_OnErrorDefault(omit=True)"
             else:
-                marker = f"_OnErrorDefault({py_literal(value)})"
+                marker = f"_OnErrorDefault({value_args(value)})"
             ann = f"Annotated[{ann}, {marker}]"
         on_null = null_default(f, self.defs, optional)
         if on_null is not None:
