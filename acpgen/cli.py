@@ -14,6 +14,7 @@ import typer
 from acpgen import __version__, stamp
 from acpgen.cli_guard import guard as _guard
 from acpgen.cli_guard import state as _state
+from acpgen.cli_diff import register as register_diff
 from acpgen.cli_overlay import overlay_app
 from acpgen.config import Config, Target, find_config, load_config
 from acpgen.errors import AcpgenError, Collector, Diagnostic
@@ -25,6 +26,7 @@ app = typer.Typer(
     help="Generate Python bindings and reference docs from ACP JSON Schema releases.",
 )
 app.add_typer(overlay_app, name="overlay")
+register_diff(app)
 
 def _config(
     schema: Optional[Path], out: Optional[Path], styles: list[str], config: Optional[Path], overlays: tuple[Path, ...] = ()

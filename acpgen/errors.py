@@ -45,6 +45,9 @@ CATALOGUE: dict[str, str] = {
     "ACPG601": "output not writable",
     "ACPG602": "formatting failed",
     "ACPG603": "refusing to overwrite a file acpgen did not write",
+    # diff
+    "ACPG701": "diff inputs do not match",
+    "ACPG702": "invalid diff ignore entry",
 }
 
 

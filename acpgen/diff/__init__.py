@@ -1,0 +1,104 @@
+"""``acpgen diff``: what changed between two ACP releases, and whom it breaks.
+
+Both sides are loaded, overlaid and normalised exactly as ``build`` does (``api.build_ir``),
+paired file by file (tree and stability), and compared by ``compare``. Only the IR is
+compared: two spellings the IR does not tell apart are no change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from acpgen import ir
+from acpgen.diff.compare import Pair, compare
+from acpgen.diff.model import Change, make
+from acpgen.errors import AcpgenError, Diagnostic
+
+
+@dataclass(frozen=True)
+class Release:
+    """One side of a diff: its IR by file name (``v1/schema.json`` ...)."""
+
+    name: str
+    files: dict[str, ir.Protocol]
+    single: bool = False
+    #: file name -> the schema file it was read from (GitHub annotations point there)
+    paths: dict[str, str] | None = None
+
+
+def file_name(p: ir.Protocol) -> str:
+    return f"{p.tree}/schema{'.unstable' if p.stability == 'unstable' else ''}.json"
+
+
+def load_release(path: Path, overlays: tuple[Path, ...] = (), naming: object = None) -> Release:
+    from acpgen.api import build_ir
+    from acpgen.overlay import read_overlays
+    from acpgen.source import display_path
+
+    built = build_ir(path, naming, read_overlays(overlays))  # type: ignore[arg-type]
+    return Release(
+        display_path(path),
+        {file_name(b.protocol): b.protocol for b in built},
+        path.is_file(),
+        {file_name(b.protocol): display_path(Path(b.raw.source.path)) for b in built},
+    )
+
+
+def diff_releases(old: Release, new: Release, stable_only: bool = False) -> list[Change]:
+    if old.single or new.single:
+        if set(old.files) != set(new.files):
+            raise AcpgenError(
+                [
+                    Diagnostic(
+                        "ACPG701",
+                        f"cannot compare {', '.join(old.files)} with {', '.join(new.files)}: "
+                        "two schema files must be of the same tree and stability",
+                        new.name,
+                    )
+                ]
+            )
+    out: list[Change] = []
+    for name in sorted(set(old.files) | set(new.files)):
+        if stable_only and name.endswith(".unstable.json"):
+            continue
+        o, n = old.files.get(name), new.files.get(name)
+        if o is None:
+            out.append(make(name, "file-added", name, f"new schema file {name}"))
+            continue
+        if n is None:
+            out.append(make(name, "file-removed", name, f"schema file {name} is gone", frozenset({"agent", "client"})))
+            continue
+        other = name.replace(".json", ".unstable.json") if not name.endswith(".unstable.json") else None
+        out.extend(
+            compare(Pair(name, o, n, old.files.get(other) if other else None, new.files.get(other) if other else None))
+        )
+    return sorted(out, key=Change.sort_key)
+
+
+def load_sides(
+    paths: list[Path], overlays: list[tuple[Path, ...]], naming: object = None
+) -> list[Release]:
+    """Every side loaded; the problems of all of them reported together."""
+    from acpgen.errors import Collector
+
+    problems = Collector()
+    sides: list[Release] = []
+    for path, extra in zip(paths, overlays):
+        try:
+            sides.append(load_release(path, extra, naming))
+        except AcpgenError as exc:
+            problems.extend(exc)
+    problems.raise_if_any()
+    return sides
+
+
+def diff_paths(
+    old: Path, new: Path, old_overlays: tuple[Path, ...] = (), new_overlays: tuple[Path, ...] = (),
+    stable_only: bool = False, naming: object = None,
+) -> list[Change]:
+    a, b = load_sides([old, new], [old_overlays, new_overlays], naming)
+    return diff_releases(a, b, stable_only)
+
+
+__all__ = ["Change", "Release", "diff_paths", "diff_releases", "file_name", "load_release", "load_sides"]

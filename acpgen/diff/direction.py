@@ -1,0 +1,154 @@
+"""Who sends what, and which capabilities gate what: read from the method tables.
+
+The params of a method are sent by its caller and its result by its implementer (the
+side ``ir.Method.side`` names); a notification's params by the side that is not its
+receiver. A def is sent by every side that sends a def that reaches it; a def that no
+method reaches is taken as sent by both sides (when unsure, assume the worst).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Mapping
+
+from acpgen import ir
+
+BOTH = frozenset({"agent", "client"})
+
+
+def other(side: str) -> frozenset[str]:
+    return frozenset({"client"}) if side == "agent" else frozenset({"agent"}) if side == "client" else BOTH
+
+
+def callers(method: ir.Method) -> frozenset[str]:
+    return other(method.side)
+
+
+def implementers(method: ir.Method) -> frozenset[str]:
+    return frozenset({method.side}) if method.side in BOTH else BOTH
+
+
+def type_refs(t: ir.TypeExpr) -> Iterator[str]:
+    if isinstance(t, ir.Ref):
+        yield t.key
+    elif isinstance(t, (ir.Array,)):
+        yield from type_refs(t.items)
+    elif isinstance(t, ir.Map):
+        yield from type_refs(t.values)
+    elif isinstance(t, ir.Nullable):
+        yield from type_refs(t.inner)
+    elif isinstance(t, (ir.AnyOf, ir.Tuple)):
+        for m in t.members if isinstance(t, ir.AnyOf) else t.items:
+            yield from type_refs(m)
+
+
+def _field_refs(fs: Iterable[ir.Field]) -> Iterator[str]:
+    for f in fs:
+        yield from type_refs(f.type)
+
+
+def _mixin_refs(mixins: Iterable[ir.Mixin]) -> Iterator[str]:
+    for m in mixins:
+        if m.base:
+            yield m.base
+        yield from _field_refs(m.fields)
+        yield from _mixin_refs(m.mixins)
+
+
+def def_refs(d: ir.Def) -> Iterator[str]:
+    if isinstance(d, ir.ObjectDef):
+        yield from _field_refs(d.fields)
+        yield from _mixin_refs(d.mixins)
+        if not isinstance(d.extra, str):
+            yield from type_refs(d.extra)
+    elif isinstance(d, ir.TaggedUnionDef):
+        yield from _field_refs(d.shared_fields)
+        for v in d.variants:
+            if v.base:
+                yield v.base
+            yield from _field_refs(v.fields)
+            yield from _mixin_refs(v.mixins)
+    elif isinstance(d, ir.UnionDef):
+        for m in d.members:
+            yield from type_refs(m.type)
+    elif isinstance(d, ir.AliasDef):
+        yield from type_refs(d.type)
+
+
+def senders(protocol: ir.Protocol) -> dict[str, frozenset[str]]:
+    """Def key -> the sides that send it."""
+    defs = protocol.def_map()
+    out: dict[str, set[str]] = {}
+    roots: list[tuple[str, frozenset[str]]] = []
+    for m in protocol.methods:
+        if m.params:
+            roots.append((m.params, callers(m)))
+        if m.result:
+            roots.append((m.result, implementers(m)))
+    for root, sides in roots:
+        stack = [root]
+        while stack:
+            key = stack.pop()
+            have = out.setdefault(key, set())
+            if sides <= have:
+                continue
+            have |= sides
+            d = defs.get(key)
+            if d is not None:
+                stack.extend(def_refs(d))
+    return {key: frozenset(out.get(key) or BOTH) for key in defs}
+
+
+# --------------------------------------------------------------------------- capabilities
+
+_MENTION = re.compile(r"`([A-Za-z_][\w.]*)`(?:\s+[A-Za-z]+){0,2}\s+capabilit", re.I)
+
+
+@dataclass(frozen=True)
+class Capability:
+    owner: str  # the *Capabilities def
+    wire_name: str
+
+    @property
+    def path(self) -> str:
+        return f"{self.owner}.{self.wire_name}"
+
+
+def capabilities(protocol: ir.Protocol) -> dict[str, Capability]:
+    """Wire name -> capability, over every member of a ``*Capabilities`` def."""
+    out: dict[str, Capability] = {}
+    for d in sorted(protocol.defs, key=lambda d: d.key):
+        if isinstance(d, ir.ObjectDef) and d.key.endswith("Capabilities"):
+            for f in d.fields:
+                if f.wire_name != "_meta":
+                    out.setdefault(f.wire_name, Capability(d.key, f.wire_name))
+    return out
+
+
+def mentions(description: str | None) -> set[str]:
+    """The capabilities a description says gate it (``supports the `session.fork`
+    capability`` -> ``fork``)."""
+    return {m.group(1).rsplit(".", 1)[-1] for m in _MENTION.finditer(description or "")}
+
+
+def method_words(name: str) -> set[str]:
+    """``session/set_config_option`` -> {session, set, config, option, setconfigoption...}."""
+    words: set[str] = set()
+    for part in re.split(r"[/$]", name):
+        if not part:
+            continue
+        words.add(part.replace("_", "").lower())
+        words.update(w.lower() for w in part.split("_") if w)
+    return words
+
+
+def gates_of(name: str, description: str | None, caps: Mapping[str, Capability], by_name: bool) -> set[str]:
+    """The capabilities of ``caps`` that gate an item: named in its description, or, for a
+    method or a variant, equal to one of its name's words (``session/list`` and ``list``,
+    ``compaction_update`` and ``compaction``)."""
+    found = {c for c in mentions(description) if c in caps}
+    if by_name:
+        words = method_words(name)
+        found |= {c for c in caps if c.lower() in words}
+    return found

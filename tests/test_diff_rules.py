@@ -1,0 +1,38 @@
+"""One fixture pair per rule of the catalogue (tests/fixtures/diff/cases.yaml): each case
+must report exactly the records it lists, no more, no fewer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from acpgen.diff.rules import BY_ID, KINDS, RULES
+from tests.diff_helpers import CASES, expected, record, run_case
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case_reports_exactly_its_records(tmp_path: Path, name: str) -> None:
+    got = {record(c) for c in run_case(tmp_path, name)}
+    assert got == expected(name)
+
+
+def test_every_rule_has_a_fixture_pair() -> None:
+    covered = {CASES[n].get("rule", n) for n in CASES if CASES[n]["expect"]}
+    assert covered >= set(BY_ID), sorted(set(BY_ID) - covered)
+    for name, case in CASES.items():
+        rule = case.get("rule", name)
+        if not name.startswith("same-"):
+            assert rule in BY_ID, name
+            assert any(e[1] == rule for e in case["expect"]), name
+
+
+def test_catalogue_is_well_formed() -> None:
+    ids = [r.id for r in RULES]
+    assert len(ids) == len(set(ids))
+    for r in RULES:
+        assert r.kind in KINDS
+        assert r.id == r.id.lower() and " " not in r.id
+        assert r.summary and "\n" not in r.summary
+    # every kind the issue names is used by a rule
+    assert {r.kind for r in RULES} == set(KINDS)
