@@ -32,11 +32,21 @@ class Pair:
 
 
 def _unstable_items(p: ir.Protocol | None) -> set[str]:
+    """Every item of the other-stability file: ``Def``, ``Def.field``, ``method:name``, and
+    ``Def|vid`` for variants (by tag, else title) and enum values."""
     if p is None:
         return set()
     from acpgen.normalise.stability import items
 
-    return {name for name, _ in items(p)}
+    out = {name for name, _ in items(p) if "|" not in name}
+    for d in p.defs:
+        if isinstance(d, ir.TaggedUnionDef):
+            out.update(f"{d.key}|{_vid(v)}" for v in d.variants)
+        elif isinstance(d, ir.EnumDef):
+            out.update(f"{d.key}|{v.value}" for v in d.values)
+        elif isinstance(d, ir.UnionDef):
+            out.update(f"{d.key}|{m.title}" for m in d.members if m.title)
+    return out
 
 
 @dataclass
@@ -406,6 +416,12 @@ class Walk:
         ov = {v.value for v in o.values}
         nv = {v.value: v for v in n.values}
         for v in sorted(ov - set(nv), key=str):
+            if f"{key}|{v}" in self.now_unstable:
+                self.emit(
+                    "moved-to-unstable", key, f"{key} value {v!r} left the stable schema",
+                    self.breaks("enum-value-removed", sent), variant=str(v),
+                )
+                continue
             rule = "enum-value-removed-open" if n.open else "enum-value-removed"
             self.emit(rule, key, f"{key} lost the value {v!r}", self.breaks(rule, sent), variant=str(v))
         for value, ev in sorted(((k, x) for k, x in nv.items() if k not in ov), key=lambda kv: str(kv[0])):
@@ -424,9 +440,18 @@ class Walk:
         nm = {self.cn.canon(m.type): m for m in n.members}
         for c in sorted(set(om) - set(nm), key=spell):
             label = om[c].title or spell(c)
+            if om[c].title and f"{key}|{label}" in self.now_unstable:
+                self.emit(
+                    "moved-to-unstable", key, f"member {label} of {key} left the stable schema",
+                    self.breaks("variant-removed", sent), variant=label,
+                )
+                continue
             self.emit("variant-removed", key, f"{key} lost the member {label}", self.breaks("variant-removed", sent), variant=label)
         for c in sorted(set(nm) - set(om), key=spell):
             label = nm[c].title or spell(c)
+            if nm[c].title and f"{key}|{label}" in self.was_unstable:
+                self.emit("moved-to-stable", key, f"member {label} of {key} is now stable", variant=label)
+                continue
             note = self.gate_note(f"{key}|{label}", nm[c].description)
             self.emit(
                 "variant-added-closed", key, f"{key} has a new member {label}", self.breaks("variant-added-closed", sent),
@@ -460,13 +485,19 @@ class Walk:
                     variant=f"{vid} -> {renamed[vid]}", old=vid, new=renamed[vid],
                 )
                 continue
+            if f"{key}|{vid}" in self.now_unstable:
+                self.emit(
+                    "moved-to-unstable", key, f"variant {vid} of {key} left the stable schema",
+                    self.breaks("variant-removed", sent), variant=vid,
+                )
+                continue
             rule = "variant-removed-open" if n.open else "variant-removed"
             self.emit(rule, key, f"{key} lost the variant {vid}", self.breaks(rule, sent), variant=vid)
         for vid in sorted(fresh):
             if vid in renamed.values():
                 continue
             v = nv[vid]
-            if f"{key}|{v.key}" in self.was_unstable:
+            if f"{key}|{vid}" in self.was_unstable:
                 self.emit("moved-to-stable", key, f"variant {vid} of {key} is now stable", variant=vid)
                 continue
             rule = "variant-added-open" if o.open else "variant-added-closed"
@@ -605,9 +636,9 @@ def _routers(p: ir.Protocol) -> set[str]:
             and all((isinstance(m.type, ir.Ref) and m.type.key in linked) or isinstance(m.type, ir.NullT) for m in d.members)
         ):
             out.add(d.key)
-        elif isinstance(d, ir.TaggedUnionDef) and d.docs_ignore:
-            out.add(d.key)
-        elif d.docs_ignore and isinstance(d, (ir.UnionDef, ir.ObjectDef)):
+        elif isinstance(d, ir.TaggedUnionDef) and d.docs_ignore and all(
+            v.base in linked for v in d.variants if v.kind == "tagged"
+        ):
             out.add(d.key)
     return out
 
