@@ -7,6 +7,7 @@ breaks comes from ``direction``; equivalent spellings were made equal by ``types
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
@@ -16,7 +17,7 @@ from acpgen.diff.model import Change, make
 from acpgen.diff.renames import def_renames, fingerprint, method_renames
 from acpgen.diff.rules import BY_ID, Level
 from acpgen.diff.types import Canoniser, classify, relate, spell
-from acpgen.normalise.stability import PREFIX
+from acpgen.normalise.stability import items
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,6 @@ def _unstable_items(p: ir.Protocol | None) -> set[str]:
     ``Def|vid`` for variants (by tag, else title) and enum values."""
     if p is None:
         return set()
-    from acpgen.normalise.stability import items
-
     out = {name for name, _ in items(p) if "|" not in name}
     for d in p.defs:
         if isinstance(d, ir.TaggedUnionDef):
@@ -552,15 +551,11 @@ class Walk:
 
 
 def _items(p: ir.Protocol) -> Iterable[tuple[str, str | None]]:
-    from acpgen.normalise.stability import items
-
     return items(p)
 
 
 def _covered(item: str, marks: set[str]) -> bool:
     """An item inside a def marked unstable is unstable with it."""
-    import re
-
     return re.split(r"[.|]", item, maxsplit=1)[0] in marks and not item.startswith("method:")
 
 
@@ -623,12 +618,17 @@ def _json(value: object) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+_ENVELOPE = re.compile(r"^(Agent|Client)(Request|Response|Notification|Outgoing\w*)$")
+
+
 def _routers(p: ir.Protocol) -> set[str]:
     """The JSON-RPC envelope unions (``AgentRequest``...): the method table covers them."""
     linked = {k for m in p.methods for k in (m.params, m.result) if k}
     out: set[str] = set()
     for d in p.defs:
-        if isinstance(d, ir.ObjectDef) and d.by_method:
+        if _ENVELOPE.match(d.key.split(".", 1)[0]):  # and the objects lifted out of them
+            out.add(d.key)
+        elif isinstance(d, ir.ObjectDef) and d.by_method:
             out.add(d.key)
         elif (
             isinstance(d, ir.UnionDef)
@@ -651,4 +651,4 @@ def compare(pair: Pair) -> list[Change]:
     return sorted(w.out, key=Change.sort_key)
 
 
-__all__ = ["Pair", "compare", "PREFIX"]
+__all__ = ["Pair", "compare"]

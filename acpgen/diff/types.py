@@ -29,8 +29,13 @@ EXACT = ("pattern", "format", "content_encoding", "multiple_of")
 NULL: Canon = ("null",)
 
 
+#: spellings of one constraint: OpenAPI's ``format: byte`` is 2020-12's ``contentEncoding: base64``
+_SAME = {("format", "byte"): ("content_encoding", "base64")}
+
+
 def _constraints(c: ir.Constraints) -> tuple[tuple[str, object], ...]:
-    return tuple((f.name, getattr(c, f.name)) for f in fields(c) if getattr(c, f.name) is not None)
+    found = (_SAME.get((f.name, getattr(c, f.name)), (f.name, getattr(c, f.name))) for f in fields(c))
+    return tuple(sorted((k, v) for k, v in found if v is not None))
 
 
 def _lit(value: object) -> str:
