@@ -90,7 +90,7 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
     root = path.parent
     problems: list[Diagnostic] = []
     targets: list[Target] = []
-    for key in sorted(set(data) - {"target", "naming", "keywords"}):
+    for key in sorted(set(data) - {"target", "naming", "keywords", "diff"}):
         hint = "; did you mean [[target]]?" if key == "targets" else ""
         problems.append(Diagnostic("ACPG501", f"unknown key {key!r}{hint}", name, "/" + key))
     raw_targets = data.get("target", [])
