@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from acpgen.cli_guard import guard
 from acpgen.errors import AcpgenError, Diagnostic
+
+if TYPE_CHECKING:
+    from acpgen.diff.ignore import Ignore
 
 LEVEL_CHOICES = ("error", "warning", "info")
 
@@ -35,11 +38,11 @@ def _level(value: Optional[str], option: str) -> Optional[str]:
     return value
 
 
-def _ignores(config: Optional[Path], files: list[Path]):  # type: ignore[no-untyped-def]
+def _ignores(config: Optional[Path], files: list[Path]) -> tuple["Ignore", ...]:
     from acpgen.config import find_config
     from acpgen.diff.ignore import read_ignores
 
-    entries = []
+    entries: list[Ignore] = []
     path = config or find_config(Path.cwd())
     if path is not None:
         entries.extend(read_ignores(path, required=config is not None))

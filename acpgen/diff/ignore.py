@@ -15,6 +15,7 @@ import fnmatch
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from acpgen.diff.model import Change
 from acpgen.diff.rules import BY_ID
@@ -44,7 +45,7 @@ class Ignore:
         )
 
 
-def _table(data: dict, path: Path) -> tuple[object, str]:
+def _table(data: dict[str, Any], path: Path) -> tuple[object, str]:
     if path.name == "pyproject.toml":
         data = data.get("tool", {}).get("acpgen", {})
     diff = data.get("diff")

@@ -243,7 +243,7 @@ BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 
 def rank(level: str) -> int:
     """``error`` 0 ... ``info`` 2: lower is worse."""
-    return LEVELS.index(level)  # type: ignore[arg-type]
+    return LEVELS.index(level)
 
 
 def catalogue_text() -> str:

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, fields
-from typing import Literal, Mapping
+from typing import Any, Literal, Mapping
 
 from acpgen import ir
 
-Canon = tuple  # nested tuples: ("prim", kind, constraints), ("ref", key), ("union", frozenset), ...
+#: nested tuples: ("prim", kind, constraints), ("ref", key), ("union", frozenset), ...
+Canon = tuple[Any, ...]
 Relation = Literal["same", "wider", "narrower", "changed"]
 
 LOWER = ("minimum", "exclusive_minimum", "min_length", "min_items")
@@ -106,9 +107,10 @@ def combine(*relations: Relation) -> Relation:
     return "changed"
 
 
-def constraint_changes(old: tuple, new: tuple) -> list[tuple[str, object, object, Relation]]:
+def constraint_changes(old: Canon, new: Canon) -> list[tuple[str, object, object, Relation]]:
     """Each constraint that differs: ``(name, old, new, relation)``."""
-    o, n = dict(old), dict(new)
+    o: dict[str, Any] = dict(old)
+    n: dict[str, Any] = dict(new)
     out: list[tuple[str, object, object, Relation]] = []
     for name in sorted(set(o) | set(n)):
         a, b = o.get(name), n.get(name)
@@ -120,9 +122,9 @@ def constraint_changes(old: tuple, new: tuple) -> list[tuple[str, object, object
         elif b is None:
             rel = "wider"
         elif name in LOWER:
-            rel = "narrower" if b > a else "wider"  # type: ignore[operator]
+            rel = "narrower" if b > a else "wider"
         elif name in UPPER:
-            rel = "wider" if b > a else "narrower"  # type: ignore[operator]
+            rel = "wider" if b > a else "narrower"
         else:
             rel = "changed"
         out.append((name, a, b, rel))
@@ -189,10 +191,8 @@ def spell(c: Canon) -> str:
         return "any"
     if kind == "null":
         return "null"
-    if kind == "lit":
-        return c[1]
-    if kind == "ref":
-        return c[1]
+    if kind in ("lit", "ref"):
+        return str(c[1])
     if kind == "array":
         extra = ", ".join(f"{k}={v}" for k, v in c[2])
         return f"array<{spell(c[1])}>" + (f"({extra})" if extra else "")

@@ -1,0 +1,144 @@
+"""The state of one comparison (``Base``): both releases' defs, renames, who sends what,
+capabilities and stability, and the helpers every part of the walk uses to emit a change."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from acpgen import ir
+from acpgen.diff import direction as dirn
+from acpgen.diff.model import Change, make
+from acpgen.diff.renames import def_renames, method_renames
+from acpgen.diff.rules import BY_ID
+from acpgen.diff.types import Canoniser
+from acpgen.normalise.stability import items
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One file of two releases, with the other-stability file of the same tree, if any
+    (a stable file's item that was unstable before moved, it was not added)."""
+
+    file: str
+    old: ir.Protocol
+    new: ir.Protocol
+    old_unstable: ir.Protocol | None = None
+    new_unstable: ir.Protocol | None = None
+
+
+def _unstable_items(p: ir.Protocol | None) -> set[str]:
+    """Every item of the other-stability file: ``Def``, ``Def.field``, ``method:name``, and
+    ``Def|vid`` for variants (by tag, else title) and enum values."""
+    if p is None:
+        return set()
+    out = {name for name, _ in items(p) if "|" not in name}
+    for d in p.defs:
+        if isinstance(d, ir.TaggedUnionDef):
+            out.update(f"{d.key}|{_vid(v)}" for v in d.variants)
+        elif isinstance(d, ir.EnumDef):
+            out.update(f"{d.key}|{v.value}" for v in d.values)
+        elif isinstance(d, ir.UnionDef):
+            out.update(f"{d.key}|{m.title}" for m in d.members if m.title)
+    return out
+
+
+@dataclass
+class Base:
+    pair: Pair
+    out: list[Change] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        p = self.pair
+        self.od, self.nd = p.old.def_map(), p.new.def_map()
+        self.method_rename = method_renames(p.old, p.new)
+        self.rename = def_renames(p.old, p.new, self.method_rename, self._linked())
+        self.back = {v: k for k, v in self.rename.items()}
+        self.co = Canoniser(self.od, self.rename)
+        self.cn = Canoniser(self.nd, {})
+        self.co_refs = Canoniser(self.od, self.rename, expand=False)
+        self.cn_refs = Canoniser(self.nd, {}, expand=False)
+        self.sent_old, self.sent_new = dirn.senders(p.old), dirn.senders(p.new)
+        self.caps_old, self.caps_new = dirn.capabilities(p.old), dirn.capabilities(p.new)
+        self.new_caps = {c for c in self.caps_new if c not in self.caps_old}
+        # items of the other-stability file: where a stable item came from or went to
+        self.was_unstable = _unstable_items(p.old_unstable) if p.new.stability == "stable" else set()
+        self.now_unstable = _unstable_items(p.new_unstable) if p.new.stability == "stable" else set()
+        self.routers = _routers(p.old) | _routers(p.new)
+
+    def _linked(self) -> dict[str, str]:
+        """The params and result defs of one method (same name, or renamed) under two
+        names, the old one gone and the new one new: one def, renamed."""
+        p = self.pair
+        new = {(m.name, m.side): m for m in p.new.methods}
+        out: dict[str, str] = {}
+        for m in p.old.methods:
+            n = new.get((self.method_rename.get(m.name, m.name), m.side))
+            if n is None:
+                continue
+            for a, b in ((m.params, n.params), (m.result, n.result)):
+                if a and b and a != b and a not in self.nd and b not in self.od:
+                    out[a] = b
+        return out
+
+    # ------------------------------------------------------------------ helpers
+
+    def emit(self, rule: str, subject: str, message: str, sides: Iterable[str] = (), **kw: object) -> None:
+        self.out.append(make(self.pair.file, rule, subject, message, frozenset(sides), **kw))  # type: ignore[arg-type]
+
+    def sides(self, new_key: str | None, old_key: str | None = None) -> frozenset[str]:
+        """The sides that send a def (in either release)."""
+        found: frozenset[str] = frozenset()
+        if new_key in self.sent_new:
+            found |= self.sent_new[new_key]
+        if old_key in self.sent_old:
+            found |= self.sent_old[old_key]
+        return found or dirn.BOTH
+
+    def breaks(self, rule: str, senders: frozenset[str]) -> frozenset[str]:
+        hits = BY_ID[rule].hits
+        if hits == "senders":
+            return senders
+        if hits == "receivers":
+            return frozenset(s for x in senders for s in dirn.other(x))
+        if hits == "both":
+            return dirn.BOTH
+        return frozenset()
+
+    def gate_note(self, name: str, description: str | None, by_name: bool = False) -> str | None:
+        gates = dirn.gates_of(name, description, self.caps_new, by_name) & self.new_caps
+        if not gates:
+            return None
+        paths = ", ".join(f"`{self.caps_new[g].path}`" for g in sorted(gates))
+        return f"gated by the new capability {paths}"
+
+
+
+def _vid(v: ir.Variant) -> str:
+    return str(v.tag_value) if v.kind == "tagged" else (v.title or v.kind)
+
+
+_ENVELOPE = re.compile(r"^(Agent|Client)(Request|Response|Notification|Outgoing\w*)$")
+
+
+def _routers(p: ir.Protocol) -> set[str]:
+    """The JSON-RPC envelope unions (``AgentRequest``...): the method table covers them."""
+    linked = {k for m in p.methods for k in (m.params, m.result) if k}
+    out: set[str] = set()
+    for d in p.defs:
+        if _ENVELOPE.match(d.key.split(".", 1)[0]):  # and the objects lifted out of them
+            out.add(d.key)
+        elif isinstance(d, ir.ObjectDef) and d.by_method:
+            out.add(d.key)
+        elif (
+            isinstance(d, ir.UnionDef)
+            and any(isinstance(m.type, ir.Ref) for m in d.members)
+            and all((isinstance(m.type, ir.Ref) and m.type.key in linked) or isinstance(m.type, ir.NullT) for m in d.members)
+        ):
+            out.add(d.key)
+        elif isinstance(d, ir.TaggedUnionDef) and d.docs_ignore and all(
+            v.base in linked for v in d.variants if v.kind == "tagged"
+        ):
+            out.add(d.key)
+    return out

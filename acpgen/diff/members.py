@@ -1,0 +1,185 @@
+"""Comparing members: of objects, of variants, and the type of each (``Members``)."""
+
+from __future__ import annotations
+
+import json
+
+from acpgen import ir
+from acpgen.diff import direction as dirn
+from acpgen.diff.base import Base
+from acpgen.diff.rules import BY_ID, Level
+from acpgen.diff.types import Canon, classify, relate, spell
+
+
+class Members(Base):
+    def extra(self, o: ir.ObjectDef, n: ir.ObjectDef, key: str, sent: frozenset[str]) -> None:
+        closed_o, closed_n = o.extra == "forbid", n.extra == "forbid"
+        if closed_o == closed_n:
+            return
+        rule = "object-closed" if closed_n else "object-opened"
+        self.emit(rule, key, f"{key} {'rejects' if closed_n else 'accepts'} undeclared members", self.breaks(rule, sent))
+
+    def branches(
+        self, o: tuple[ir.Mixin, ...], n: tuple[ir.Mixin, ...], key: str, sent: frozenset[str], variant: str | None
+    ) -> None:
+        """A sibling union's branches, by label: one more branch lets more values through."""
+        lo, ln = {m.label for m in o}, {m.label for m in n}
+        if lo == ln:
+            return
+        rel = "wider" if lo < ln else "narrower" if ln < lo else "changed"
+        rule = {"wider": "type-widened", "narrower": "type-narrowed"}.get(rel, "type-changed")
+        self.emit(
+            rule, key, f"the alternatives {key} must match changed", self.breaks(rule, sent), variant=variant,
+            old=", ".join(sorted(lo)) or "none", new=", ".join(sorted(ln)) or "none",
+        )
+
+    def fields(
+        self,
+        of: tuple[ir.Field, ...],
+        nf: tuple[ir.Field, ...],
+        owner: str,
+        sent: frozenset[str],
+        variant: str | None,
+    ) -> None:
+        o = {f.wire_name: f for f in of}
+        n = {f.wire_name: f for f in nf}
+        gone = [k for k in o if k not in n]
+        fresh = [k for k in n if k not in o]
+        renamed: dict[str, str] = {}
+        for g in gone:
+            same = [f for f in fresh if self._same_field(o[g], n[f])]
+            back = [x for x in gone if len(same) == 1 and self._same_field(o[x], n[same[0]])]
+            if len(same) == 1 and back == [g]:
+                renamed[g] = same[0]
+        where = f" ({variant})" if variant else ""
+        for name in sorted(gone):
+            f = o[name]
+            subject = f"{owner}.{name}"
+            if name in renamed:
+                new_name = renamed[name]
+                self.emit(
+                    "field-renamed", f"{owner}.{name} -> {owner}.{new_name}",
+                    f"member {name} of {owner}{where} is now {new_name}", dirn.BOTH, variant=variant,
+                    old=name, new=new_name,
+                )
+                continue
+            if variant is None and f"{owner}.{name}" in self.now_unstable:
+                self.emit(
+                    "moved-to-unstable", subject, f"{subject} left the stable schema (still in the unstable one)",
+                    self.breaks("optional-field-removed", sent),
+                )
+                continue
+            if owner.endswith("Capabilities") and self.gate_removed(owner, name, sent):
+                continue
+            rule = "required-field-removed" if f.required else "optional-field-removed"
+            self.emit(rule, subject, f"member {name} of {owner}{where} was removed", self.breaks(rule, sent), variant=variant)
+        for name in sorted(fresh):
+            if name in renamed.values():
+                continue
+            f = n[name]
+            subject = f"{owner}.{name}"
+            if variant is None and subject in self.was_unstable:
+                self.emit("moved-to-stable", subject, f"{subject} is now stable")
+                continue
+            rule = "required-field-added" if f.required else "optional-field-added"
+            note = self.gate_note(subject, f.description)
+            level: Level | None = "info" if note else None
+            if f.required and f.has_default and not note:
+                note, level = "the new member has a default", "warning"
+            self.emit(
+                rule, subject, f"new {'required' if f.required else 'optional'} member {name} of {owner}{where}",
+                self.breaks(rule, sent), variant=variant, note=note, level=level,
+            )
+        for name in sorted(set(o) & set(n)):
+            self.field_pair(o[name], n[name], f"{owner}.{name}", sent, variant)
+
+    def _same_field(self, a: ir.Field, b: ir.Field) -> bool:
+        return a.required == b.required and self.co.canon(a.type) == self.cn.canon(b.type)
+
+    def field_pair(self, o: ir.Field, n: ir.Field, subject: str, sent: frozenset[str], variant: str | None) -> None:
+        if o.required != n.required:
+            rule = "field-now-required" if n.required else "field-now-optional"
+            self.emit(
+                rule, subject, f"{subject} is now {'required' if n.required else 'optional'}", self.breaks(rule, sent),
+                variant=variant,
+            )
+        if self.co_refs.canon(o.type) != self.cn_refs.canon(n.type):  # else: the alias's change, said once
+            self.type_change(self.co.canon(o.type), self.cn.canon(n.type), subject, sent, variant, o, n)
+        if o.has_default != n.has_default or (o.has_default and o.default != n.default):
+            self.emit(
+                "field-default-changed", subject, f"the default of {subject} changed", self.breaks("field-default-changed", sent),
+                variant=variant, old=_json(o.default) if o.has_default else "none",
+                new=_json(n.default) if n.has_default else "none",
+            )
+        marks_o, marks_n = _marks(o), _marks(n)
+        if marks_o - marks_n:
+            self.emit(
+                "leniency-removed", subject, f"{subject} is read strictly again", self.breaks("leniency-removed", sent),
+                variant=variant, old=", ".join(sorted(marks_o)), new=", ".join(sorted(marks_n)) or "none",
+            )
+        if marks_n - marks_o:
+            self.emit(
+                "leniency-added", subject, f"{subject} is read leniently", variant=variant,
+                old=", ".join(sorted(marks_o)) or "none", new=", ".join(sorted(marks_n)),
+            )
+
+    def type_change(
+        self,
+        old: Canon,
+        new: Canon,
+        subject: str,
+        sent: frozenset[str],
+        variant: str | None,
+        of: ir.Field | None = None,
+        nf: ir.Field | None = None,
+    ) -> None:
+        rel = relate(old, new)
+        if rel == "same":
+            return
+        rule = classify(old, new, rel)
+        note: str | None = None
+        level: Level | None = None
+        # the side whose reader is lenient loses no message, only the value
+        reader = nf if BY_ID[rule].hits == "senders" else of if BY_ID[rule].hits == "receivers" else None
+        if reader is not None and _marks(reader):
+            note = f"read leniently ({', '.join(sorted(_marks(reader)))}): a bad value is dropped, not the message"
+            level = "warning"
+        self.emit(
+            rule, subject, f"the type of {subject} changed: {spell(old)} -> {spell(new)}", self.breaks(rule, sent),
+            variant=variant, old=spell(old), new=spell(new), note=note, level=level,
+        )
+
+    def gate_removed(self, owner: str, name: str, sent: frozenset[str]) -> bool:
+        """A capability member is gone: if what it gated is still there, say the feature is
+        now mandatory for the side that advertised it."""
+        gated: list[str] = []
+        for m in self.pair.old.methods:
+            if name in dirn.gates_of(m.name, m.description, {name: dirn.Capability(owner, name)}, True):
+                if any(x.name == self.method_rename.get(m.name, m.name) for x in self.pair.new.methods):
+                    gated.append(self.method_rename.get(m.name, m.name))
+        for d in self.pair.old.defs:
+            if name in dirn.mentions(d.description) and self.rename.get(d.key, d.key) in self.nd:
+                gated.append(self.rename.get(d.key, d.key))
+        if not gated:
+            return False
+        self.emit(
+            "capability-gate-removed", f"{owner}.{name}",
+            f"capability {owner}.{name} is gone but {', '.join(sorted(set(gated)))} stay: now mandatory",
+            sent, old=name, new="mandatory",
+        )
+        return True
+
+
+def _marks(f: ir.Field) -> frozenset[str]:
+    out = set()
+    if f.default_on_error:
+        out.add("x-deserialize-default-on-error")
+    if f.skip_invalid_items:
+        out.add("x-deserialize-skip-invalid-items")
+    if f.default_on_null:
+        out.add("x-deserialize-default-on-null")
+    return frozenset(out)
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, sort_keys=True)

@@ -1,0 +1,150 @@
+"""Comparing unions and enums: variants, members, values, openness (``Variants``)."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from acpgen import ir
+from acpgen.diff import direction as dirn
+from acpgen.diff.base import _vid
+from acpgen.diff.members import Members
+from acpgen.diff.types import spell
+
+
+class Variants(Members):
+    def enum(self, o: ir.EnumDef, n: ir.EnumDef, key: str, sent: frozenset[str]) -> None:
+        if o.base != n.base:
+            self.emit("type-changed", key, f"{key} values are now {n.base}s", dirn.BOTH, old=o.base, new=n.base)
+            return
+        if o.open != n.open:
+            rule = "enum-opened" if n.open else "enum-closed"
+            self.emit(rule, key, f"{key} is now {'open' if n.open else 'closed'}", self.breaks(rule, sent))
+        ov = {v.value for v in o.values}
+        nv = {v.value: v for v in n.values}
+        for v in sorted(ov - set(nv), key=str):
+            if f"{key}|{v}" in self.now_unstable:
+                self.emit(
+                    "moved-to-unstable", key, f"{key} value {v!r} left the stable schema",
+                    self.breaks("enum-value-removed", sent), variant=str(v),
+                )
+                continue
+            rule = "enum-value-removed-open" if n.open else "enum-value-removed"
+            self.emit(rule, key, f"{key} lost the value {v!r}", self.breaks(rule, sent), variant=str(v))
+        for value, ev in sorted(((k, x) for k, x in nv.items() if k not in ov), key=lambda kv: str(kv[0])):
+            if f"{key}|{value}" in self.was_unstable:
+                self.emit("moved-to-stable", key, f"{key} value {value!r} is now stable", variant=str(value))
+                continue
+            rule = "enum-value-added-open" if o.open else "enum-value-added-closed"
+            note = self.gate_note(f"{key}|{value}", ev.description)
+            self.emit(
+                rule, key, f"{key} has a new value {value!r}", self.breaks(rule, sent), variant=str(value), note=note,
+                level="info" if note else None,
+            )
+
+    def union(self, o: ir.UnionDef, n: ir.UnionDef, key: str, sent: frozenset[str]) -> None:
+        om = {self.co.canon(m.type): m for m in o.members}
+        nm = {self.cn.canon(m.type): m for m in n.members}
+        for c in sorted(set(om) - set(nm), key=spell):
+            label = om[c].title or spell(c)
+            if om[c].title and f"{key}|{label}" in self.now_unstable:
+                self.emit(
+                    "moved-to-unstable", key, f"member {label} of {key} left the stable schema",
+                    self.breaks("variant-removed", sent), variant=label,
+                )
+                continue
+            self.emit("variant-removed", key, f"{key} lost the member {label}", self.breaks("variant-removed", sent), variant=label)
+        for c in sorted(set(nm) - set(om), key=spell):
+            label = nm[c].title or spell(c)
+            if nm[c].title and f"{key}|{label}" in self.was_unstable:
+                self.emit("moved-to-stable", key, f"member {label} of {key} is now stable", variant=label)
+                continue
+            note = self.gate_note(f"{key}|{label}", nm[c].description)
+            self.emit(
+                "variant-added-closed", key, f"{key} has a new member {label}", self.breaks("variant-added-closed", sent),
+                variant=label, note=note, level="info" if note else None,
+            )
+
+    def tagged(self, o: ir.TaggedUnionDef, n: ir.TaggedUnionDef, key: str, sent: frozenset[str]) -> None:
+        if o.tag != n.tag:
+            self.emit("tag-changed", key, f"{key} is now tagged by {n.tag!r}", dirn.BOTH, old=o.tag, new=n.tag)
+            return
+        if o.open != n.open:
+            rule = "union-opened" if n.open else "union-closed"
+            self.emit(rule, key, f"{key} is now {'open' if n.open else 'closed'}", self.breaks(rule, sent))
+        self.fields(o.shared_fields, n.shared_fields, key, sent, None)
+        ov = {_vid(v): v for v in o.variants}
+        nv = {_vid(v): v for v in n.variants}
+        gone = [k for k in ov if k not in nv]
+        fresh = [k for k in nv if k not in ov]
+        renamed: dict[str, str] = {}
+        for g in gone:
+            same = [f for f in fresh if ov[g].kind == nv[f].kind == "tagged" and self._same_variant(ov[g], nv[f])]
+            if len(same) == 1 and [x for x in gone if self._same_variant(ov[x], nv[same[0]])] == [g]:
+                renamed[g] = same[0]
+        if o.open != n.open:  # the fallback itself is the opening (or closing) reported above
+            gone = [g for g in gone if ov[g].kind != "fallback"]
+            fresh = [f for f in fresh if nv[f].kind != "fallback"]
+        for vid in sorted(gone):
+            if vid in renamed:
+                self.emit(
+                    "variant-renamed", key, f"variant {vid} of {key} is now {renamed[vid]}", dirn.BOTH,
+                    variant=f"{vid} -> {renamed[vid]}", old=vid, new=renamed[vid],
+                )
+                continue
+            if f"{key}|{vid}" in self.now_unstable:
+                self.emit(
+                    "moved-to-unstable", key, f"variant {vid} of {key} left the stable schema",
+                    self.breaks("variant-removed", sent), variant=vid,
+                )
+                continue
+            rule = "variant-removed-open" if n.open else "variant-removed"
+            self.emit(rule, key, f"{key} lost the variant {vid}", self.breaks(rule, sent), variant=vid)
+        for vid in sorted(fresh):
+            if vid in renamed.values():
+                continue
+            v = nv[vid]
+            if f"{key}|{vid}" in self.was_unstable:
+                self.emit("moved-to-stable", key, f"variant {vid} of {key} is now stable", variant=vid)
+                continue
+            rule = "variant-added-open" if o.open else "variant-added-closed"
+            base = self.nd.get(v.base) if v.base else None
+            note = self.gate_note(vid, v.description, by_name=True) or (
+                self.gate_note(vid, base.description) if base else None
+            )
+            self.emit(
+                rule, key, f"{key} has a new variant {vid}", self.breaks(rule, sent), variant=vid, note=note,
+                level="info" if note else None,
+            )
+        for vid in sorted(set(ov) & set(nv)):
+            a, b = ov[vid], nv[vid]
+            base_o = self.rename.get(a.base, a.base) if a.base else None
+            if base_o == b.base:
+                self.fields(a.fields, b.fields, key, sent, vid)
+            else:
+                fa, fb = _effective(a, self.od), _effective(b, self.nd)
+                if fa is None or fb is None:
+                    self.emit(
+                        "type-changed", key, f"variant {vid} of {key} now carries {b.base or 'no def'}", dirn.BOTH,
+                        variant=vid, old=a.base, new=b.base,
+                    )
+                else:  # inline members and a base def of the same members are one shape
+                    self.fields(fa, fb, key, sent, vid)
+            self.branches(a.mixins, b.mixins, key, sent, vid)
+
+    def _same_variant(self, a: ir.Variant, b: ir.Variant) -> bool:
+        fa, fb = _effective(a, self.od), _effective(b, self.nd)
+        if fa is None or fb is None:
+            return (self.rename.get(a.base, a.base) if a.base else None) == b.base and not a.fields and not b.fields
+        nb = {f.wire_name: f for f in fb}
+        return len(fa) == len(fb) and all(f.wire_name in nb and self._same_field(f, nb[f.wire_name]) for f in fa)
+
+
+def _effective(v: ir.Variant, defs: Mapping[str, ir.Def]) -> tuple[ir.Field, ...] | None:
+    """A variant's members with its base object's, or None when its base is not an object."""
+    if v.base is None:
+        return v.fields
+    base = defs.get(v.base)
+    if not isinstance(base, ir.ObjectDef):
+        return None
+    own = {f.wire_name for f in v.fields}
+    return tuple(f for f in base.fields if f.wire_name not in own) + v.fields
