@@ -27,6 +27,8 @@ def write_side(root: Path, case: dict[str, Any], side: str) -> Path:
     tree = root / side / "v1"
     tree.mkdir(parents=True)
     (tree / "schema.json").write_text(json.dumps(patched(case.get(side, [])), indent=2))
+    if f"{side}_meta" in case:
+        (tree / "meta.json").write_text(json.dumps(case[f"{side}_meta"]))
     if f"{side}_unstable" in case:
         (tree / "schema.unstable.json").write_text(json.dumps(patched(case[f"{side}_unstable"]), indent=2))
     return root / side

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from acpgen import ir
 from acpgen.diff import direction as dirn
@@ -106,6 +106,21 @@ class Base:
             return dirn.BOTH
         return frozenset()
 
+    def left_stable(self, item: str, subject: str, what: str, breaks: frozenset[str], variant: str | None = None) -> bool:
+        """An item gone from a stable file that the new unstable file still has moved there."""
+        if item not in self.now_unstable:
+            return False
+        message = f"{what} left the stable schema (still in the unstable one)"
+        self.emit("moved-to-unstable", subject, message, breaks, variant=variant)
+        return True
+
+    def became_stable(self, item: str, subject: str, what: str, variant: str | None = None) -> bool:
+        """An item new in a stable file that the old unstable file had moved from there."""
+        if item not in self.was_unstable:
+            return False
+        self.emit("moved-to-stable", subject, f"{what} is now stable", variant=variant)
+        return True
+
     def gate_note(self, name: str, description: str | None, by_name: bool = False) -> str | None:
         gates = dirn.gates_of(name, description, self.caps_new, by_name) & self.new_caps
         if not gates:
@@ -113,6 +128,17 @@ class Base:
         paths = ", ".join(f"`{self.caps_new[g].path}`" for g in sorted(gates))
         return f"gated by the new capability {paths}"
 
+
+
+def unique_pairs(gone: list[str], fresh: list[str], same: Callable[[str, str], bool]) -> dict[str, str]:
+    """Renames among a def's members or variants: a gone one and a new one that are the
+    same, each the other's only match."""
+    out: dict[str, str] = {}
+    for g in gone:
+        matches = [f for f in fresh if same(g, f)]
+        if len(matches) == 1 and [x for x in gone if same(x, matches[0])] == [g]:
+            out[g] = matches[0]
+    return out
 
 
 def _vid(v: ir.Variant) -> str:

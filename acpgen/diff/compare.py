@@ -51,18 +51,12 @@ class Walk(Variants):
                         dirn.BOTH, old=side, new=n.side,
                     )
                     self.method_pair(m, n, name, sides_checked=True)
-            elif f"method:{name}" in self.now_unstable:
-                self.emit(
-                    "moved-to-unstable", name, f"method {name} left the stable schema (still in the unstable one)",
-                    dirn.callers(m),
-                )
-            else:
+            elif not self.left_stable(f"method:{name}", name, f"method {name}", dirn.callers(m)):
                 self.emit("method-removed", name, f"method {name} was removed", dirn.callers(m))
         for (name, side), n in sorted(new.items()):
             if (name, side) in old or name in renamed_to or name in old_names:
                 continue
-            if f"method:{name}" in self.was_unstable:
-                self.emit("moved-to-stable", name, f"method {name} is now stable")
+            if self.became_stable(f"method:{name}", name, f"method {name}"):
                 continue
             gates = dirn.gates_of(name, n.description, self.caps_new, True)
             note = self.gate_note(name, n.description, True)
@@ -107,20 +101,13 @@ class Walk(Variants):
                 self.emit("def-renamed", f"{key} -> {new_key}", f"{key} is now called {new_key}", old=key, new=new_key)
             if new_key in self.nd:
                 self.def_pair(d, self.nd[new_key], new_key)
-            elif key in self.now_unstable:
-                self.emit(
-                    "moved-to-unstable", key, f"{key} left the stable schema (still in the unstable one)",
-                    self.breaks("optional-field-removed", self.sides(None, key)),
-                )
-            else:
+            elif not self.left_stable(key, key, key, self.breaks("optional-field-removed", self.sides(None, key))):
                 self.emit("def-removed", key, f"{key} was removed")
         for key in sorted(self.nd):
             if key in self.routers or key in self.od or key in self.back:
                 continue
             d = self.nd[key]
-            if key in self.was_unstable:
-                self.emit("moved-to-stable", key, f"{key} is now stable")
-            else:
+            if not self.became_stable(key, key, key):
                 self.emit("def-added", key, f"new def {key}", note=self.gate_note(key, d.description))
 
     def def_pair(self, o: ir.Def, n: ir.Def, key: str) -> None:
@@ -205,6 +192,11 @@ def _shape(d: ir.Def) -> str:
 
 def compare(pair: Pair) -> list[Change]:
     w = Walk(pair)
+    o, n = pair.old.protocol_version, pair.new.protocol_version
+    if o != n and o is not None and n is not None:
+        w.emit(
+            "protocol-version-changed", pair.file, f"the protocol version is now {n}", dirn.BOTH, old=str(o), new=str(n)
+        )
     w.methods()
     w.defs()
     w.stability()

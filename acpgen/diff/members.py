@@ -6,32 +6,55 @@ import json
 
 from acpgen import ir
 from acpgen.diff import direction as dirn
-from acpgen.diff.base import Base
+from acpgen.diff.base import Base, unique_pairs
 from acpgen.diff.rules import BY_ID, Level
 from acpgen.diff.types import Canon, classify, relate, spell
 
 
 class Members(Base):
     def extra(self, o: ir.ObjectDef, n: ir.ObjectDef, key: str, sent: frozenset[str]) -> None:
+        """Undeclared members: allowed (any value), forbidden, or of one type."""
         closed_o, closed_n = o.extra == "forbid", n.extra == "forbid"
-        if closed_o == closed_n:
+        if closed_o != closed_n:
+            rule = "object-closed" if closed_n else "object-opened"
+            self.emit(rule, key, f"{key} {'rejects' if closed_n else 'accepts'} undeclared members", self.breaks(rule, sent))
             return
-        rule = "object-closed" if closed_n else "object-opened"
-        self.emit(rule, key, f"{key} {'rejects' if closed_n else 'accepts'} undeclared members", self.breaks(rule, sent))
+        if closed_o:
+            return
+        a = ("any",) if o.extra == "allow" else self.co.canon(o.extra)  # type: ignore[arg-type]
+        b = ("any",) if n.extra == "allow" else self.cn.canon(n.extra)  # type: ignore[arg-type]
+        self.type_change(a, b, f"{key}.*", sent, None)
 
     def branches(
         self, o: tuple[ir.Mixin, ...], n: tuple[ir.Mixin, ...], key: str, sent: frozenset[str], variant: str | None
     ) -> None:
-        """A sibling union's branches, by label: one more branch lets more values through."""
-        lo, ln = {m.label for m in o}, {m.label for m in n}
-        if lo == ln:
-            return
-        rel = "wider" if lo < ln else "narrower" if ln < lo else "changed"
-        rule = {"wider": "type-widened", "narrower": "type-narrowed"}.get(rel, "type-changed")
-        self.emit(
-            rule, key, f"the alternatives {key} must match changed", self.breaks(rule, sent), variant=variant,
-            old=", ".join(sorted(lo)) or "none", new=", ".join(sorted(ln)) or "none",
-        )
+        """A sibling union's branches, by label: one more ``anyOf`` branch lets more values
+        through (a ``oneOf`` branch may also make a value match two: changed); a branch on
+        both sides is compared member by member, and by what else it requires."""
+        mo, mn = {m.label: m for m in o}, {m.label: m for m in n}
+        lo, ln = set(mo), set(mn)
+        if lo != ln:
+            exclusive = any(m.keyword == "oneOf" for m in o + n)
+            if not lo or not ln:  # a union to match appeared (fewer values) or went (more)
+                rel = "narrower" if not lo else "wider"
+            else:
+                rel = "changed" if exclusive else "wider" if lo < ln else "narrower" if ln < lo else "changed"
+            rule = {"wider": "type-widened", "narrower": "type-narrowed"}.get(rel, "type-changed")
+            self.emit(
+                rule, key, f"the alternatives {key} must match changed", self.breaks(rule, sent), variant=variant,
+                old=", ".join(sorted(lo)) or "none", new=", ".join(sorted(ln)) or "none",
+            )
+        for label in sorted(lo & ln):
+            a, b = mo[label], mn[label]
+            where = f"{variant}: {label}" if variant else label
+            self.fields(a.fields, b.fields, key, sent, where)
+            shape_a = (a.keyword, self.rename.get(a.base, a.base) if a.base else None, a.excludes, a.absent, a.required)
+            shape_b = (b.keyword, b.base, b.excludes, b.absent, b.required)
+            if shape_a != shape_b:
+                self.emit(
+                    "type-changed", key, f"branch {label} of {key} requires something else", dirn.BOTH, variant=where,
+                )
+            self.branches(a.mixins, b.mixins, key, sent, where)
 
     def fields(
         self,
@@ -45,12 +68,7 @@ class Members(Base):
         n = {f.wire_name: f for f in nf}
         gone = [k for k in o if k not in n]
         fresh = [k for k in n if k not in o]
-        renamed: dict[str, str] = {}
-        for g in gone:
-            same = [f for f in fresh if self._same_field(o[g], n[f])]
-            back = [x for x in gone if len(same) == 1 and self._same_field(o[x], n[same[0]])]
-            if len(same) == 1 and back == [g]:
-                renamed[g] = same[0]
+        renamed = unique_pairs(gone, fresh, lambda a, b: self._same_field(o[a], n[b]))
         where = f" ({variant})" if variant else ""
         for name in sorted(gone):
             f = o[name]
@@ -63,11 +81,7 @@ class Members(Base):
                     old=name, new=new_name,
                 )
                 continue
-            if variant is None and f"{owner}.{name}" in self.now_unstable:
-                self.emit(
-                    "moved-to-unstable", subject, f"{subject} left the stable schema (still in the unstable one)",
-                    self.breaks("optional-field-removed", sent),
-                )
+            if variant is None and self.left_stable(subject, subject, subject, self.breaks("optional-field-removed", sent)):
                 continue
             if owner.endswith("Capabilities") and self.gate_removed(owner, name, sent):
                 continue
@@ -78,8 +92,7 @@ class Members(Base):
                 continue
             f = n[name]
             subject = f"{owner}.{name}"
-            if variant is None and subject in self.was_unstable:
-                self.emit("moved-to-stable", subject, f"{subject} is now stable")
+            if variant is None and self.became_stable(subject, subject, subject):
                 continue
             rule = "required-field-added" if f.required else "optional-field-added"
             note = self.gate_note(subject, f.description)

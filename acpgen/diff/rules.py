@@ -68,6 +68,14 @@ RULES: tuple[Rule, ...] = (
     # files
     _r("file-added", "file-added", "info", "info", "none", "a schema file (tree and stability) appeared"),
     _r("file-removed", "file-removed", "error", "error", "both", "a schema file (tree and stability) is gone"),
+    _r(
+        "protocol-version-changed",
+        "type-changed",
+        "error",
+        "warning",
+        "both",
+        "the protocol version a file states changed: peers negotiate another number",
+    ),
     # methods
     _r("method-added", "method-added", "info", "info", "none", "a new notification, or a new request behind a capability"),
     _r(

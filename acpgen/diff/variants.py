@@ -6,7 +6,7 @@ from typing import Mapping
 
 from acpgen import ir
 from acpgen.diff import direction as dirn
-from acpgen.diff.base import _vid
+from acpgen.diff.base import _vid, unique_pairs
 from acpgen.diff.members import Members
 from acpgen.diff.types import spell
 
@@ -22,17 +22,12 @@ class Variants(Members):
         ov = {v.value for v in o.values}
         nv = {v.value: v for v in n.values}
         for v in sorted(ov - set(nv), key=str):
-            if f"{key}|{v}" in self.now_unstable:
-                self.emit(
-                    "moved-to-unstable", key, f"{key} value {v!r} left the stable schema",
-                    self.breaks("enum-value-removed", sent), variant=str(v),
-                )
+            if self.left_stable(f"{key}|{v}", key, f"{key} value {v!r}", self.breaks("enum-value-removed", sent), str(v)):
                 continue
             rule = "enum-value-removed-open" if n.open else "enum-value-removed"
             self.emit(rule, key, f"{key} lost the value {v!r}", self.breaks(rule, sent), variant=str(v))
         for value, ev in sorted(((k, x) for k, x in nv.items() if k not in ov), key=lambda kv: str(kv[0])):
-            if f"{key}|{value}" in self.was_unstable:
-                self.emit("moved-to-stable", key, f"{key} value {value!r} is now stable", variant=str(value))
+            if self.became_stable(f"{key}|{value}", key, f"{key} value {value!r}", str(value)):
                 continue
             rule = "enum-value-added-open" if o.open else "enum-value-added-closed"
             note = self.gate_note(f"{key}|{value}", ev.description)
@@ -46,17 +41,13 @@ class Variants(Members):
         nm = {self.cn.canon(m.type): m for m in n.members}
         for c in sorted(set(om) - set(nm), key=spell):
             label = om[c].title or spell(c)
-            if om[c].title and f"{key}|{label}" in self.now_unstable:
-                self.emit(
-                    "moved-to-unstable", key, f"member {label} of {key} left the stable schema",
-                    self.breaks("variant-removed", sent), variant=label,
-                )
+            gone = self.breaks("variant-removed", sent)
+            if om[c].title and self.left_stable(f"{key}|{label}", key, f"member {label} of {key}", gone, label):
                 continue
             self.emit("variant-removed", key, f"{key} lost the member {label}", self.breaks("variant-removed", sent), variant=label)
         for c in sorted(set(nm) - set(om), key=spell):
             label = nm[c].title or spell(c)
-            if nm[c].title and f"{key}|{label}" in self.was_unstable:
-                self.emit("moved-to-stable", key, f"member {label} of {key} is now stable", variant=label)
+            if nm[c].title and self.became_stable(f"{key}|{label}", key, f"member {label} of {key}", label):
                 continue
             note = self.gate_note(f"{key}|{label}", nm[c].description)
             self.emit(
@@ -76,11 +67,9 @@ class Variants(Members):
         nv = {_vid(v): v for v in n.variants}
         gone = [k for k in ov if k not in nv]
         fresh = [k for k in nv if k not in ov]
-        renamed: dict[str, str] = {}
-        for g in gone:
-            same = [f for f in fresh if ov[g].kind == nv[f].kind == "tagged" and self._same_variant(ov[g], nv[f])]
-            if len(same) == 1 and [x for x in gone if self._same_variant(ov[x], nv[same[0]])] == [g]:
-                renamed[g] = same[0]
+        renamed = unique_pairs(
+            gone, fresh, lambda a, b: ov[a].kind == nv[b].kind == "tagged" and self._same_variant(ov[a], nv[b])
+        )
         if o.open != n.open:  # the fallback itself is the opening (or closing) reported above
             gone = [g for g in gone if ov[g].kind != "fallback"]
             fresh = [f for f in fresh if nv[f].kind != "fallback"]
@@ -91,11 +80,7 @@ class Variants(Members):
                     variant=f"{vid} -> {renamed[vid]}", old=vid, new=renamed[vid],
                 )
                 continue
-            if f"{key}|{vid}" in self.now_unstable:
-                self.emit(
-                    "moved-to-unstable", key, f"variant {vid} of {key} left the stable schema",
-                    self.breaks("variant-removed", sent), variant=vid,
-                )
+            if self.left_stable(f"{key}|{vid}", key, f"variant {vid} of {key}", self.breaks("variant-removed", sent), vid):
                 continue
             rule = "variant-removed-open" if n.open else "variant-removed"
             self.emit(rule, key, f"{key} lost the variant {vid}", self.breaks(rule, sent), variant=vid)
@@ -103,8 +88,7 @@ class Variants(Members):
             if vid in renamed.values():
                 continue
             v = nv[vid]
-            if f"{key}|{vid}" in self.was_unstable:
-                self.emit("moved-to-stable", key, f"variant {vid} of {key} is now stable", variant=vid)
+            if self.became_stable(f"{key}|{vid}", key, f"variant {vid} of {key}", vid):
                 continue
             rule = "variant-added-open" if o.open else "variant-added-closed"
             base = self.nd.get(v.base) if v.base else None
