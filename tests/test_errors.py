@@ -7,6 +7,7 @@ per problem (a syrupy snapshot of them), no traceback, and nothing written.
 - ``overlay/*.yaml``: ``acpgen build --schema <overlay test schema> --overlay FILE``
 - ``config/**/*.toml``: ``acpgen build --config FILE`` in a copy of ``config/``
 - ``pages/*``: ``acpgen diff-pages FILE <bundled page>``
+- ``diff/*/``: ``acpgen diff`` with the arguments in the case's ``args`` (paths relative to it)
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def _cases() -> list[tuple[str, str]]:
     cases += [("overlay", p.name) for p in sorted((ERRORS / "overlay").glob("*.yaml"))]
     cases += [("config", p.relative_to(ERRORS / "config").as_posix()) for p in sorted((ERRORS / "config").rglob("*.toml"))]
     cases += [("pages", p.name) for p in sorted((ERRORS / "pages").iterdir())]
+    cases += [("diff", p.name) for p in sorted((ERRORS / "diff").iterdir()) if p.is_dir()]
     return cases
 
 
@@ -67,6 +69,9 @@ def _run(kind: str, name: str, tmp_path: Path, previous: Path, monkeypatch: pyte
         fixture = (ERRORS / kind / name).relative_to(ROOT).as_posix()
         if kind in ("schema", "release"):
             args = ["build", "--schema", fixture, *out]
+        elif kind == "diff":
+            monkeypatch.chdir(ERRORS / kind / name)
+            args = ["diff", *(ERRORS / kind / name / "args").read_text().split()]
         elif kind == "overlay":
             base = (FIXTURES / "overlays" / "schemas" / "schema.json").relative_to(ROOT).as_posix()
             args = ["build", "--schema", base, "--overlay", fixture, *out]
