@@ -99,7 +99,7 @@ def register(app: typer.Typer) -> None:
             if fmt == "json":
                 sys.stdout.write(report.render_json(kept, hidden, a.name, b.name))
             elif fmt == "markdown":
-                sys.stdout.write(report.render_markdown(kept, hidden, a.name, b.name))
+                sys.stdout.write(report.render_markdown(kept, hidden, a.label, b.label))
             elif fmt == "github":
                 sys.stdout.write(report.render_github(kept, b.paths or {}))
             elif fmt == "junit":
@@ -129,8 +129,11 @@ def register(app: typer.Typer) -> None:
             if len(releases) < 2:
                 raise AcpgenError([Diagnostic("ACPG501", "give at least two releases, oldest first", "changelog")])
             sides = load_sides(list(releases), [()] * len(releases))
+            labels = [s.label for s in sides]
+            if len(set(labels)) < len(labels):  # two releases of one name: say their paths
+                labels = [s.name for s in sides]
             sections = [
-                (a.name, b.name, diff_releases(a, b, stable_only)) for a, b in zip(sides, sides[1:])
+                (labels[i], labels[i + 1], diff_releases(a, b, stable_only)) for i, (a, b) in enumerate(zip(sides, sides[1:]))
             ]
             sys.stdout.write(render_changelog(sections, title))
             return 0

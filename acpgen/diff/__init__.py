@@ -26,6 +26,16 @@ class Release:
     #: file name -> the schema file it was read from (GitHub annotations point there)
     paths: dict[str, str] | None = None
 
+    @property
+    def label(self) -> str:
+        """The release's own name: its directory (``v0.13.4``), or, for a schema file, the
+        directory above its tree folder."""
+        path = Path(self.name)
+        if not self.single:
+            return path.name or self.name
+        parent = path.parent
+        return (parent.parent.name if parent.name in ("v1", "v2") or parent.name.startswith("v") else parent.name) or self.name
+
 
 def file_name(p: ir.Protocol) -> str:
     return f"{p.tree}/schema{'.unstable' if p.stability == 'unstable' else ''}.json"

@@ -59,9 +59,12 @@ def _md_escape(text: str) -> str:
 
 
 def _md_line(c: Change) -> str:
+    values = ""
+    if (c.old or c.new) and c.kind != "renamed" and f"{c.old} -> {c.new}" not in c.message:
+        values = f" (`{_md_escape(c.old or 'none')}` → `{_md_escape(c.new or 'none')}`)"
     breaks = f" Breaks: {', '.join(c.breaks)}." if c.breaks else ""
     note = f" _{_md_escape(c.note)}_." if c.note else ""
-    return f"- **`{_subject(c)}`**: {_md_escape(c.message)}.{breaks}{note} `{c.rule}`"
+    return f"- **`{_subject(c)}`**: {_md_escape(c.message)}{values}.{breaks}{note} `{c.rule}`"
 
 
 def _file_title(name: str) -> str:
