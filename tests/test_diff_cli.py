@@ -214,3 +214,13 @@ def test_changelog_has_a_section_per_release_newest_first(tmp_path: Path, monkey
     assert "Compared with `r2/new`: 1 change(s): 1 error" in text
     assert text == snapshot
     assert runner.invoke(app, ["changelog", "r1/old"]).exit_code == 2
+
+
+@pytest.mark.parametrize(
+    "name,single,label",
+    [("corpus/acp/v0.13.4", False, "v0.13.4"), ("rel/v2/schema.unstable.json", True, "rel"), ("v0.0.1/schema.json", True, "v0.0.1")],
+)
+def test_release_labels(name: str, single: bool, label: str) -> None:
+    from acpgen.diff import Release
+
+    assert Release(name, {}, single).label == label

@@ -7,6 +7,7 @@ compared: two spellings the IR does not tell apart are no change.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +35,7 @@ class Release:
         if not self.single:
             return path.name or self.name
         parent = path.parent
-        return (parent.parent.name if parent.name in ("v1", "v2") or parent.name.startswith("v") else parent.name) or self.name
+        return (parent.parent.name if re.fullmatch(r"v\d+", parent.name) else parent.name) or self.name
 
 
 def file_name(p: ir.Protocol) -> str:
