@@ -125,7 +125,7 @@ def render_target(target: Target, config: Config, formatted: bool = True) -> dic
                 templates_sha256=templates_digest(style),
             )
             if style in PYTHON_STYLES:
-                rendered = render_python(b.protocol, b.names, inputs, style)
+                rendered = render_python(b.protocol, b.names, inputs, style, target.package)
                 rendered = replace(
                     rendered,
                     source=_source_name(b.raw, config.root),
@@ -137,8 +137,8 @@ def render_target(target: Target, config: Config, formatted: bool = True) -> dic
                 doc = render_docs(b.protocol, inputs, style)
                 files.append(replace(doc, source=_source_name(b.raw, config.root), source_sha256=b.protocol.source_sha256))
         if style in PYTHON_STYLES:
-            files.append(render_package_init(style, modules))
-            files.extend(render_package_runtime(style))
+            files.append(render_package_init(style, modules, target.package))
+            files.extend(render_package_runtime(style, target.package))
     out: dict[PurePosixPath, str] = {}
     entries: list[dict[str, object]] = []
     problems = Collector()
@@ -178,11 +178,11 @@ def render_all(config: Config, formatted: bool = True) -> list[tuple[Target, dic
 
 def build(config: Config, formatted: bool = True) -> list[tuple[Target, int]]:
     for target in config.targets:
-        recover(target.out)  # a previous run killed mid-swap left the old output aside
+        recover(target.root)  # a previous run killed mid-swap left the old output aside
     results = render_all(config, formatted)  # nothing is written unless every target rendered
-    write_trees([(target.out, files) for target, files in results])
+    write_trees([(target.root, files) for target, files in results])
     return [(target, len(files)) for target, files in results]
 
 
 def check_all(config: Config) -> list[tuple[Target, Drift]]:
-    return [(target, check(target.out, files)) for target, files in render_all(config)]
+    return [(target, check(target.root, files)) for target, files in render_all(config)]

@@ -16,7 +16,7 @@ from acpgen.cli_guard import guard as _guard
 from acpgen.cli_guard import state as _state
 from acpgen.cli_diff import register as register_diff
 from acpgen.cli_overlay import overlay_app
-from acpgen.config import Config, Target, find_config, load_config
+from acpgen.config import Config, Target, find_config, load_config, package_problem
 from acpgen.errors import AcpgenError, Collector, Diagnostic
 from acpgen.render import STYLES
 
@@ -29,9 +29,21 @@ app.add_typer(overlay_app, name="overlay")
 register_diff(app)
 
 def _config(
-    schema: Optional[Path], out: Optional[Path], styles: list[str], config: Optional[Path], overlays: tuple[Path, ...] = ()
+    schema: Optional[Path],
+    out: Optional[Path],
+    styles: list[str],
+    config: Optional[Path],
+    overlays: tuple[Path, ...] = (),
+    package: Optional[str] = None,
 ) -> Config:
     cfg = _base_config(schema, out, styles, config)
+    if package is not None:
+        if len(cfg.targets) != 1:
+            raise AcpgenError([Diagnostic("ACPG501", "--package names the package of one target; give --schema", "--package")])
+        why = package_problem(package, cfg.targets[0].styles)
+        if why:
+            raise AcpgenError([Diagnostic("ACPG501", why, "--package")])
+        cfg = replace(cfg, targets=(replace(cfg.targets[0], package=package),))
     if not overlays:
         return cfg
     return replace(cfg, targets=tuple(replace(t, overlays=t.overlays + overlays) for t in cfg.targets))
@@ -61,7 +73,7 @@ def _base_config(schema: Optional[Path], out: Optional[Path], styles: list[str],
         cfg = Config(
             cfg.root,
             tuple(
-                Target(t.name, t.schema, out or t.out, tuple(styles) or t.styles, t.overlays)
+                Target(t.name, t.schema, out or t.out, tuple(styles) or t.styles, t.overlays, t.package)
                 for t in cfg.targets
             ),
             cfg.naming,
@@ -75,6 +87,9 @@ SchemaOpt = typer.Option(None, "--schema", help="A schema file or a release dire
 OutOpt = typer.Option(None, "--out", help="Output directory (owned by acpgen).")
 StyleOpt = typer.Option([], "--style", help=f"Output style, repeatable: {', '.join(STYLES)}.")
 ConfigOpt = typer.Option(None, "--config", help="acpgen.toml or pyproject.toml to read.")
+PackageOpt = typer.Option(
+    None, "--package", help="Vendor the package under this import path (myagent._acp): written to OUT/myagent/_acp/."
+)
 OverlayOpt = typer.Option(
     [], "--overlay", help="An RFD overlay (YAML) applied before the IR, repeatable; added after each target's own."
 )
@@ -98,15 +113,16 @@ def build(
     style: list[str] = StyleOpt,
     config: Optional[Path] = ConfigOpt,
     overlay: list[Path] = OverlayOpt,
+    package: Optional[str] = PackageOpt,
 ) -> None:
     """Generate every target (or one --schema) and write it atomically."""
     from acpgen import api
 
     def run() -> None:
-        cfg = _config(schema, out, style, config, tuple(overlay))
+        cfg = _config(schema, out, style, config, tuple(overlay), package)
         built = api.build(cfg)
         for target, count in built:
-            typer.echo(f"{target.name}: wrote {count} files to {target.out}")
+            typer.echo(f"{target.name}: wrote {count} files to {target.root}")
         warnings = api.unenforced(cfg)
         for warning in warnings:
             typer.echo(f"warning: {warning.render()}", err=True)
@@ -114,7 +130,7 @@ def build(
             inputs = [cfg.source] if cfg.source else []
             for t in cfg.targets:
                 inputs += [str(t.schema), *map(str, t.overlays)]
-            stamp.record(stamp.ARGV, Path.cwd(), inputs, [(t.name, n, str(t.out)) for t, n in built])
+            stamp.record(stamp.ARGV, Path.cwd(), inputs, [(t.name, n, str(t.root)) for t, n in built])
 
     _guard(run)
 
@@ -126,17 +142,18 @@ def check(
     style: list[str] = StyleOpt,
     config: Optional[Path] = ConfigOpt,
     overlay: list[Path] = OverlayOpt,
+    package: Optional[str] = PackageOpt,
 ) -> None:
     """Exit 1 and list the files that differ from what build would write."""
     from acpgen import api
 
     def run() -> int:
-        cfg = _config(schema, out, style, config, tuple(overlay))
+        cfg = _config(schema, out, style, config, tuple(overlay), package)
         status = 0
         for target, drift in api.check_all(cfg):
             for label, paths in (("stale", drift.stale), ("missing", drift.missing), ("extra", drift.extra)):
                 for p in paths:
-                    typer.echo(f"{label}: {target.out / p}")
+                    typer.echo(f"{label}: {target.root / p}")
             if not drift.clean:
                 status = 1
         if status:

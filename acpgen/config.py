@@ -6,6 +6,7 @@ name = "v0.1.3"                       # free text, shown in messages
 schema = "schemas/acp/v0.1.3"         # a schema file or a release directory
 styles = ["pydantic"]
 out = "generated/v0.1.3"
+# package = "myagent._acp"           # vendored: written to out/myagent/_acp/ (one Python style)
 
 [naming]                              # reviewed overrides, each with a reason
 "ContentBlock#text" = { name = "TextBlock", reason = "matches the SDK's public name" }
@@ -32,6 +33,10 @@ from acpgen.source import display_path
 DEFAULT_STYLES = ("pydantic",)
 
 
+PYTHON_STYLES = ("pydantic", "dataclasses", "typeddict")
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
 @dataclass(frozen=True)
 class Target:
     name: str
@@ -39,6 +44,31 @@ class Target:
     out: Path
     styles: tuple[str, ...] = DEFAULT_STYLES
     overlays: tuple[Path, ...] = ()
+    #: the import path of the generated package (``myagent._acp``) when it is vendored into
+    #: another package: written to ``out/myagent/_acp/``, which is all acpgen then owns
+    package: str | None = None
+
+    @property
+    def root(self) -> Path:
+        """The directory acpgen owns and swaps whole: ``out``, or the vendored package's."""
+        return self.out.joinpath(*self.package.split(".")) if self.package else self.out
+
+
+def package_problem(package: object, styles: tuple[str, ...]) -> str | None:
+    """Why ``package`` cannot name a target's generated package, or None."""
+    import keyword
+
+    if not isinstance(package, str) or not _DOTTED.match(package):
+        return f"package must be a dotted Python import path such as 'myagent._acp', not {package!r}"
+    reserved = [p for p in package.split(".") if keyword.iskeyword(p)]
+    if reserved:
+        return f"package {package!r}: {reserved[0]!r} is a Python keyword"
+    if len(styles) != 1 or styles[0] not in PYTHON_STYLES:
+        return (
+            f"a vendored package is one Python style ({', '.join(PYTHON_STYLES)}), not {', '.join(styles)}: "
+            "give the docs and other styles targets of their own"
+        )
+    return None
 
 
 @dataclass(frozen=True)
@@ -102,7 +132,7 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
         if not isinstance(t, dict):
             problems.append(Diagnostic("ACPG501", "a target must be a table", name, at))
             continue
-        unknown = sorted(set(t) - {"name", "schema", "out", "styles", "overlays"})
+        unknown = sorted(set(t) - {"name", "schema", "out", "styles", "overlays", "package"})
         if unknown:
             problems.append(Diagnostic("ACPG501", f"unknown key(s) {', '.join(unknown)}", name, at))
         schema, out = t.get("schema"), t.get("out")
@@ -120,6 +150,12 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
         if not isinstance(overlays, list) or not all(isinstance(o, str) for o in overlays):
             problems.append(Diagnostic("ACPG501", "overlays must be a list of paths", name, at + "/overlays"))
             continue
+        package = t.get("package")
+        if package is not None:
+            why = package_problem(package, tuple(dict.fromkeys(styles)))
+            if why:
+                problems.append(Diagnostic("ACPG501", why, name, at + "/package"))
+                continue
         targets.append(
             Target(
                 name=str(t.get("name", schema)),
@@ -127,11 +163,12 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
                 out=root / out,
                 styles=tuple(dict.fromkeys(styles)),
                 overlays=tuple(root / o for o in overlays),
+                package=package,
             )
         )
     outs: dict[Path, int] = {}
     for i, t in enumerate(targets):
-        first = outs.setdefault(t.out.resolve(), i)
+        first = outs.setdefault(t.root.resolve(), i)
         if first != i:
             message = f"target {i} writes to the same out as target {first}"
             problems.append(Diagnostic("ACPG501", message, name, f"/target/{i}/out"))
