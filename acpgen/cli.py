@@ -12,12 +12,13 @@ from typing import Optional
 import typer
 
 from acpgen import __version__, stamp
+from acpgen.cli_guard import example
 from acpgen.cli_guard import guard as _guard
 from acpgen.cli_guard import state as _state
 from acpgen.cli_diff import register as register_diff
 from acpgen.cli_overlay import overlay_app
 from acpgen.config import Config, Target, find_config, load_config, package_problem
-from acpgen.errors import AcpgenError, Collector, Diagnostic
+from acpgen.errors import AcpgenError, Collector, Diagnostic, did_you_mean
 from acpgen.render import STYLES
 
 app = typer.Typer(
@@ -52,7 +53,8 @@ def _config(
 def _base_config(schema: Optional[Path], out: Optional[Path], styles: list[str], config: Optional[Path]) -> Config:
     for s in styles:
         if s not in STYLES:
-            raise AcpgenError([Diagnostic("ACPG501", f"unknown style {s!r}; choose from {', '.join(STYLES)}", "--style")])
+            hint = did_you_mean(s, STYLES)
+            raise AcpgenError([Diagnostic("ACPG501", f"unknown style {s!r}; choose from {', '.join(STYLES)}{hint}", "--style")])
     if schema is not None:
         target_out = out if out is not None else Path("generated") / schema.resolve().name.removesuffix(".json")
         base = load_config(config, STYLES) if config else None
@@ -95,18 +97,23 @@ OverlayOpt = typer.Option(
 )
 
 
-@app.callback()
-def _main(
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks of internal errors."),
-    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
-) -> None:
-    _state["debug"] = debug
-    if version:
+def _print_version(value: bool) -> None:
+    if value:
         typer.echo(f"acpgen {__version__}")
         raise typer.Exit(0)
 
 
-@app.command()
+@app.callback()
+def _main(
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks of internal errors."),
+    version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+    ),
+) -> None:
+    _state["debug"] = debug
+
+
+@app.command(epilog=example("acpgen build --schema schemas/acp/v0.1.3 --out generated --style pydantic --style md"))
 def build(
     schema: Optional[Path] = SchemaOpt,
     out: Optional[Path] = OutOpt,
@@ -135,7 +142,7 @@ def build(
     _guard(run)
 
 
-@app.command()
+@app.command(epilog=example("acpgen check   (in CI, after the generated files are committed)"))
 def check(
     schema: Optional[Path] = SchemaOpt,
     out: Optional[Path] = OutOpt,
@@ -165,7 +172,7 @@ def check(
     raise typer.Exit(_guard(run))
 
 
-@app.command()
+@app.command(epilog=example("acpgen ir --schema schemas/acp/v0.1.3 > ir.json"))
 def ir(
     schema: Path = typer.Option(..., "--schema", help="A schema file or a release directory."),
     config: Optional[Path] = ConfigOpt,
@@ -189,7 +196,7 @@ def ir(
     _guard(run)
 
 
-@app.command("diff-pages")
+@app.command("diff-pages", epilog=example("acpgen diff-pages generated/v0.1.3/mdx/v1/schema.mdx upstream/docs/protocol/schema.mdx --explain"))
 def diff_pages_cmd(
     ours: Path = typer.Argument(..., help="A schema reference page (acpgen's, MDX or Markdown export)."),
     theirs: Path = typer.Argument(..., help="The reference page to compare with (e.g. upstream's schema.mdx)."),

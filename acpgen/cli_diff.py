@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from acpgen.cli_guard import guard
-from acpgen.errors import AcpgenError, Diagnostic
+from acpgen.cli_guard import example, guard
+from acpgen.errors import AcpgenError, Diagnostic, did_you_mean
 
 if TYPE_CHECKING:
     from acpgen.diff.ignore import Ignore
@@ -19,21 +19,23 @@ if TYPE_CHECKING:
 LEVEL_CHOICES = ("error", "warning", "info")
 
 DIFF_HELP = """Report every change between two ACP releases: rule, level, subject, and the side(s)
-it breaks (agent, client), on the wire and in the generated Python.
+it breaks (agent, client), on the wire and in the generated Python."""
+DIFF_EXAMPLE = example("acpgen diff base/schema schema --fail-on error --format github   (a schema repository's CI gate)")
 
-Example (a schema repository's CI gate): acpgen diff ../base/schema schema --fail-on error --format github
-"""
-
-CHANGELOG_HELP = """Markdown release notes: one section per release, against the one before it.
-
-Example: acpgen changelog releases/v0.9.1 releases/v0.10.0 releases/v0.11.1 > docs/changelog.md
-"""
+CHANGELOG_HELP = """Markdown release notes: one section per release, against the one before it."""
+CHANGELOG_EXAMPLE = example("acpgen changelog releases/v0.9.1 releases/v0.10.0 releases/v0.11.1 > docs/changelog.md")
 
 
 def _level(value: Optional[str], option: str) -> Optional[str]:
     if value is not None and value not in LEVEL_CHOICES:
         raise AcpgenError(
-            [Diagnostic("ACPG501", f"{option} must be one of {', '.join(LEVEL_CHOICES)}, not {value!r}", option)]
+            [
+                Diagnostic(
+                    "ACPG501",
+                    f"{option} must be one of {', '.join(LEVEL_CHOICES)}, not {value!r}{did_you_mean(value, LEVEL_CHOICES)}",
+                    option,
+                )
+            ]
         )
     return value
 
@@ -52,7 +54,7 @@ def _ignores(config: Optional[Path], files: list[Path]) -> tuple["Ignore", ...]:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command(help=DIFF_HELP)
+    @app.command(help=DIFF_HELP, epilog=DIFF_EXAMPLE)
     def diff(
         old: Optional[Path] = typer.Argument(None, help="The old release: a release directory or a schema file."),
         new: Optional[Path] = typer.Argument(None, help="The new release (same layout as OLD)."),
@@ -86,7 +88,13 @@ def register(app: typer.Typer) -> None:
                 return 0
             if fmt not in report.FORMATS:
                 raise AcpgenError(
-                    [Diagnostic("ACPG501", f"unknown format {fmt!r}; choose from {', '.join(report.FORMATS)}", "--format")]
+                    [
+                        Diagnostic(
+                            "ACPG501",
+                            f"unknown format {fmt!r}; choose from {', '.join(report.FORMATS)}{did_you_mean(fmt, report.FORMATS)}",
+                            "--format",
+                        )
+                    ]
                 )
             _level(fail_on, "--fail-on")
             _level(fail_on_code, "--fail-on-code")
@@ -116,7 +124,7 @@ def register(app: typer.Typer) -> None:
 
         raise typer.Exit(guard(run))
 
-    @app.command(help=CHANGELOG_HELP)
+    @app.command(help=CHANGELOG_HELP, epilog=CHANGELOG_EXAMPLE)
     def changelog(
         releases: list[Path] = typer.Argument(..., help="Two or more releases, oldest first."),
         stable_only: bool = typer.Option(False, "--stable-only", help="Ignore the unstable schema files."),

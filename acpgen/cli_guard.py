@@ -12,6 +12,11 @@ from acpgen.depth import deep_stack
 from acpgen.errors import AcpgenError, Diagnostic
 
 T = TypeVar("T")
+
+
+def example(command: str) -> str:
+    """A ``--help`` epilog: how the command is typically run."""
+    return f"Example: {command}"
 state = {"debug": False}
 
 

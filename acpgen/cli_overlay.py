@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from acpgen.cli_guard import guard
+from acpgen.cli_guard import example, guard
 from acpgen.errors import AcpgenError, Diagnostic
 
 overlay_app = typer.Typer(
@@ -37,7 +37,10 @@ def _meta_path(out: Path) -> Path:
     return out.with_name(out.stem + ".meta.json")
 
 
-@overlay_app.command("apply")
+@overlay_app.command(
+    "apply",
+    epilog=example("acpgen overlay apply --schema v1/schema.json --overlay schemas/rfds/open-enums.yaml --out proposed.json"),
+)
 def apply_cmd(
     schema: Path = typer.Option(..., "--schema", help="One schema file (its meta.json beside it is read too)."),
     overlay: list[Path] = OverlaysArg,
@@ -84,7 +87,9 @@ def apply_cmd(
     raise typer.Exit(guard(run))
 
 
-@overlay_app.command("check")
+@overlay_app.command(
+    "check", epilog=example("acpgen overlay check --schema schemas/acp/v0.1.3 --overlay schemas/rfds/open-enums.yaml")
+)
 def check_cmd(
     schema: Path = typer.Option(..., "--schema", help="A schema file or a release directory (every schema file in it)."),
     overlay: list[Path] = OverlaysArg,

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acpgen.errors import AcpgenError, Diagnostic
+from acpgen.errors import AcpgenError, Diagnostic, did_you_mean
 from acpgen.naming import Override
 from acpgen.source import display_path
 
@@ -121,7 +121,7 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
     problems: list[Diagnostic] = []
     targets: list[Target] = []
     for key in sorted(set(data) - {"target", "naming", "keywords", "diff"}):
-        hint = "; did you mean [[target]]?" if key == "targets" else ""
+        hint = "; did you mean [[target]]?" if key == "targets" else did_you_mean(key, ("target", "naming", "keywords", "diff"))
         problems.append(Diagnostic("ACPG501", f"unknown key {key!r}{hint}", name, "/" + key))
     raw_targets = data.get("target", [])
     if not isinstance(raw_targets, list) or not raw_targets:
@@ -132,9 +132,11 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
         if not isinstance(t, dict):
             problems.append(Diagnostic("ACPG501", "a target must be a table", name, at))
             continue
-        unknown = sorted(set(t) - {"name", "schema", "out", "styles", "overlays", "package"})
+        target_keys = ("name", "schema", "out", "styles", "overlays", "package")
+        unknown = sorted(set(t) - set(target_keys))
         if unknown:
-            problems.append(Diagnostic("ACPG501", f"unknown key(s) {', '.join(unknown)}", name, at))
+            hint = did_you_mean(unknown[0], target_keys) if len(unknown) == 1 else ""
+            problems.append(Diagnostic("ACPG501", f"unknown key(s) {', '.join(unknown)}{hint}", name, at))
         schema, out = t.get("schema"), t.get("out")
         if not isinstance(schema, str) or not isinstance(out, str):
             problems.append(Diagnostic("ACPG501", "schema and out must be strings", name, at))
@@ -142,8 +144,9 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
         styles = t.get("styles", list(DEFAULT_STYLES))
         unknown_styles = [s for s in styles if s not in known_styles] if isinstance(styles, list) else []
         if not isinstance(styles, list) or not styles or unknown_styles:
+            hint = did_you_mean(unknown_styles[0], known_styles) if len(unknown_styles) == 1 else ""
             which = f"unknown style(s) {', '.join(map(repr, unknown_styles))}; " if unknown_styles else ""
-            message = f"{which}styles must be a non-empty list of {', '.join(known_styles)}"
+            message = f"{which}styles must be a non-empty list of {', '.join(known_styles)}{hint}"
             problems.append(Diagnostic("ACPG501", message, name, at + "/styles"))
             continue
         overlays = t.get("overlays", [])

@@ -100,3 +100,11 @@ class Collector:
     def raise_if_any(self) -> None:
         if self.items:
             raise AcpgenError(self.items)
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``; did you mean 'styles'?`` when one of ``choices`` is close to ``word``, else ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
