@@ -16,6 +16,7 @@ from acpgen.normalise.stability import mark_unstable
 from acpgen.config import Config, Target
 from acpgen.depth import deep_stack
 from acpgen.errors import AcpgenError, Collector, Diagnostic
+from acpgen.fetch import UPSTREAM, Fetcher, commit
 from acpgen.format import format_file
 from acpgen.header import Inputs
 from acpgen.load import RawDocument, load_inputs
@@ -92,6 +93,7 @@ def unenforced(config: Config) -> list[Diagnostic]:
     each target do not enforce (the IR is built again: only users who opt in pay)."""
     if config.unimplemented != "warn":
         return []
+    config, _ = resolve_sources(config)
     out = []
     for target in config.targets:
         for b in build_ir(target.schema, config, read_overlays(target.overlays)):
@@ -176,13 +178,39 @@ def render_all(config: Config, formatted: bool = True) -> list[tuple[Target, dic
     return results
 
 
+def fetcher(config: Config) -> Fetcher:
+    upstream = os.environ.get("ACPGEN_UPSTREAM") or config.fetch.upstream or UPSTREAM
+    return Fetcher(config.lock_path, upstream, config.fetch.timeout)
+
+
+def resolve_sources(config: Config) -> tuple[Config, Fetcher | None]:
+    """The source stage: every remote schema fetched (or read from the cache the lock
+    pins) and replaced by its local copy."""
+    if not any(t.remote for t in config.targets):
+        return config, None
+    f = fetcher(config)
+    problems = Collector()
+    targets = []
+    for t in config.targets:
+        try:
+            targets.append(replace(t, schema=f.resolve(t.remote)) if t.remote else t)
+        except AcpgenError as exc:
+            problems.extend(exc)
+    problems.raise_if_any()
+    return replace(config, targets=tuple(targets)), f
+
+
 def build(config: Config, formatted: bool = True) -> list[tuple[Target, int]]:
+    config, fetched = resolve_sources(config)
     for target in config.targets:
         recover(target.root)  # a previous run killed mid-swap left the old output aside
     results = render_all(config, formatted)  # nothing is written unless every target rendered
     write_trees([(target.root, files) for target, files in results])
+    if fetched is not None:
+        commit(fetched)  # the lock pins what a good build used
     return [(target, len(files)) for target, files in results]
 
 
 def check_all(config: Config) -> list[tuple[Target, Drift]]:
+    config, _ = resolve_sources(config)
     return [(target, check(target.root, files)) for target, files in render_all(config)]

@@ -17,7 +17,9 @@ from acpgen.cli_guard import guard as _guard
 from acpgen.cli_guard import state as _state
 from acpgen.cli_diff import register as register_diff
 from acpgen.cli_overlay import overlay_app
-from acpgen.config import Config, Target, find_config, load_config, package_problem
+from acpgen.config import Config, Fetch, Target, find_config, load_config, package_problem
+from acpgen.fetch import is_remote
+from acpgen.locate import default_out_name, locate_overlay, locate_schema
 from acpgen.errors import AcpgenError, Collector, Diagnostic, did_you_mean
 from acpgen.render import STYLES
 
@@ -30,7 +32,7 @@ app.add_typer(overlay_app, name="overlay")
 register_diff(app)
 
 def _config(
-    schema: Optional[Path],
+    schema: Optional[str],
     out: Optional[Path],
     styles: list[str],
     config: Optional[Path],
@@ -47,23 +49,27 @@ def _config(
         cfg = replace(cfg, targets=(replace(cfg.targets[0], package=package),))
     if not overlays:
         return cfg
-    return replace(cfg, targets=tuple(replace(t, overlays=t.overlays + overlays) for t in cfg.targets))
+    extra = tuple(locate_overlay(str(o), Path.cwd()) for o in overlays)
+    return replace(cfg, targets=tuple(replace(t, overlays=t.overlays + extra) for t in cfg.targets))
 
 
-def _base_config(schema: Optional[Path], out: Optional[Path], styles: list[str], config: Optional[Path]) -> Config:
+def _base_config(schema: Optional[str], out: Optional[Path], styles: list[str], config: Optional[Path]) -> Config:
     for s in styles:
         if s not in STYLES:
             hint = did_you_mean(s, STYLES)
             raise AcpgenError([Diagnostic("ACPG501", f"unknown style {s!r}; choose from {', '.join(STYLES)}{hint}", "--style")])
     if schema is not None:
-        target_out = out if out is not None else Path("generated") / schema.resolve().name.removesuffix(".json")
+        remote = schema if is_remote(schema) else None
+        local = Path() if remote else locate_schema(schema, Path.cwd())
+        target_out = out if out is not None else Path("generated") / default_out_name(schema)
         base = load_config(config, STYLES) if config else None
         return Config(
-            Path.cwd(),
-            (Target(str(schema), schema, target_out, tuple(styles) or ("pydantic",)),),
+            base.root if base else Path.cwd(),
+            (Target(schema, local, target_out, tuple(styles) or ("pydantic",), remote=remote),),
             base.naming if base else {},
             base.source if base else "",
             base.unimplemented if base else "error",
+            base.fetch if base else Fetch(),
         )
     path = config or find_config(Path.cwd())
     if path is None:
@@ -75,17 +81,31 @@ def _base_config(schema: Optional[Path], out: Optional[Path], styles: list[str],
         cfg = Config(
             cfg.root,
             tuple(
-                Target(t.name, t.schema, out or t.out, tuple(styles) or t.styles, t.overlays, t.package)
-                for t in cfg.targets
+                replace(t, out=out or t.out, styles=tuple(styles) or t.styles) for t in cfg.targets
             ),
             cfg.naming,
             cfg.source,
             cfg.unimplemented,
+            cfg.fetch,
         )
     return cfg
 
 
-SchemaOpt = typer.Option(None, "--schema", help="A schema file or a release directory.")
+def schema_path(spec: str, config: Optional[Config] = None) -> Path:
+    """A schema spec as a local path (a remote one through the cache and the lock; the lock
+    is not written here: only a build that succeeded writes it)."""
+    if is_remote(spec):
+        from acpgen import api
+
+        return api.fetcher(config or Config(Path.cwd(), ())).resolve(spec)
+    return locate_schema(spec, Path.cwd())
+
+
+SchemaOpt = typer.Option(
+    None,
+    "--schema",
+    help="A schema file or release directory, bundled:<release>, an https:// URL of a schema file, or acp@<tag>.",
+)
 OutOpt = typer.Option(None, "--out", help="Output directory (owned by acpgen).")
 StyleOpt = typer.Option([], "--style", help=f"Output style, repeatable: {', '.join(STYLES)}.")
 ConfigOpt = typer.Option(None, "--config", help="acpgen.toml or pyproject.toml to read.")
@@ -115,7 +135,7 @@ def _main(
 
 @app.command(epilog=example("acpgen build --schema schemas/acp/v0.1.3 --out generated --style pydantic --style md"))
 def build(
-    schema: Optional[Path] = SchemaOpt,
+    schema: Optional[str] = SchemaOpt,
     out: Optional[Path] = OutOpt,
     style: list[str] = StyleOpt,
     config: Optional[Path] = ConfigOpt,
@@ -135,7 +155,9 @@ def build(
             typer.echo(f"warning: {warning.render()}", err=True)
         if stamp.ARGV is not None and not warnings:  # no stamp: every run says them again
             inputs = [cfg.source] if cfg.source else []
-            for t in cfg.targets:
+            if cfg.lock_path.is_file():
+                inputs.append(str(cfg.lock_path))
+            for t, _ in built:  # remote schemas: their copies in the cache
                 inputs += [str(t.schema), *map(str, t.overlays)]
             stamp.record(stamp.ARGV, Path.cwd(), inputs, [(t.name, n, str(t.root)) for t, n in built])
 
@@ -144,7 +166,7 @@ def build(
 
 @app.command(epilog=example("acpgen check   (in CI, after the generated files are committed)"))
 def check(
-    schema: Optional[Path] = SchemaOpt,
+    schema: Optional[str] = SchemaOpt,
     out: Optional[Path] = OutOpt,
     style: list[str] = StyleOpt,
     config: Optional[Path] = ConfigOpt,
@@ -174,7 +196,7 @@ def check(
 
 @app.command(epilog=example("acpgen ir --schema schemas/acp/v0.1.3 > ir.json"))
 def ir(
-    schema: Path = typer.Option(..., "--schema", help="A schema file or a release directory."),
+    schema: str = typer.Option(..., "--schema", help="A schema file or release directory, bundled:<release>, a URL, acp@<tag>."),
     config: Optional[Path] = ConfigOpt,
     overlay: list[Path] = OverlayOpt,
 ) -> None:
@@ -186,7 +208,8 @@ def ir(
         cfg = load_config(config, STYLES) if config else None
         from acpgen.overlay import read_overlays
 
-        built = api.build_ir(schema, cfg, read_overlays(overlay))
+        extra = [locate_overlay(str(o), Path.cwd()) for o in overlay]
+        built = api.build_ir(schema_path(schema, cfg), cfg, read_overlays(extra))
         doc = {
             b.protocol.label: {"protocol": to_jsonable(b.protocol), "names": dict(sorted(b.names.types.items()))}
             for b in built

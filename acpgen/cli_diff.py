@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from acpgen.cli_guard import example, guard
+from acpgen.fetch import commit, is_remote
+from acpgen.locate import locate_overlay, locate_schema
 from acpgen.errors import AcpgenError, Diagnostic, did_you_mean
 
 if TYPE_CHECKING:
     from acpgen.diff.ignore import Ignore
+    from acpgen.fetch import Fetcher
 
 LEVEL_CHOICES = ("error", "warning", "info")
 
@@ -53,11 +56,34 @@ def _ignores(config: Optional[Path], files: list[Path]) -> tuple["Ignore", ...]:
     return tuple(entries)
 
 
+def _sources(specs: list[str], config: Optional[Path]) -> tuple[list[Path], "Fetcher | None"]:
+    """Each release spec as a local path; remote ones fetched once through the cache and
+    the lock next to the config (or in the working directory)."""
+    from acpgen.config import Config, find_config, load_config
+
+    if not any(is_remote(s) for s in specs):
+        return [locate_schema(s, Path.cwd()) for s in specs], None
+    from acpgen import api
+    from acpgen.render import STYLES
+
+    path = config or find_config(Path.cwd())
+    cfg = Config(Path.cwd(), ())
+    if path is not None:
+        try:
+            cfg = load_config(path, STYLES)
+        except AcpgenError:
+            cfg = Config(path.parent, ())  # a config with only [diff] entries: its directory
+    fetcher = api.fetcher(cfg)
+    return [fetcher.resolve(s) if is_remote(s) else locate_schema(s, Path.cwd()) for s in specs], fetcher
+
+
 def register(app: typer.Typer) -> None:
     @app.command(help=DIFF_HELP, epilog=DIFF_EXAMPLE)
     def diff(
-        old: Optional[Path] = typer.Argument(None, help="The old release: a release directory or a schema file."),
-        new: Optional[Path] = typer.Argument(None, help="The new release (same layout as OLD)."),
+        old: Optional[str] = typer.Argument(
+            None, help="The old release: a release directory or schema file, bundled:<release>, a URL, acp@<tag>."
+        ),
+        new: Optional[str] = typer.Argument(None, help="The new release (same tree and stability as OLD)."),
         fmt: str = typer.Option("text", "--format", help="text, json, markdown, github or junit."),
         fail_on: Optional[str] = typer.Option(
             None, "--fail-on", help="Exit 1 when a change is at or above this wire level: error, warning, info."
@@ -101,7 +127,17 @@ def register(app: typer.Typer) -> None:
             if old is None or new is None:
                 raise AcpgenError([Diagnostic("ACPG501", "give two releases: acpgen diff OLD NEW", "diff")])
             entries = _ignores(config, ignore)
-            a, b = load_sides([old, new], [tuple(overlay) + tuple(overlay_old), tuple(overlay) + tuple(overlay_new)])
+            paths, fetched = _sources([old, new], config)
+            here = Path.cwd()
+            both = tuple(locate_overlay(str(o), here) for o in overlay)
+            a, b = load_sides(
+                paths,
+                [
+                    both + tuple(locate_overlay(str(o), here) for o in overlay_old),
+                    both + tuple(locate_overlay(str(o), here) for o in overlay_new),
+                ],
+                names=[s if is_remote(s) else None for s in (old, new)],
+            )
             changes = diff_releases(a, b, stable_only)
             kept, hidden, stale = split(changes, entries)
             if fmt == "json":
@@ -120,13 +156,15 @@ def register(app: typer.Typer) -> None:
                     err=True,
                 )
             typer.echo(report.summary(kept) + (f"; {len(hidden)} ignored" if hidden else ""), err=True)
+            if fetched is not None:
+                commit(fetched)
             return 1 if report.failing(kept, fail_on, fail_on_code) else 0
 
         raise typer.Exit(guard(run))
 
     @app.command(help=CHANGELOG_HELP, epilog=CHANGELOG_EXAMPLE)
     def changelog(
-        releases: list[Path] = typer.Argument(..., help="Two or more releases, oldest first."),
+        releases: list[str] = typer.Argument(..., help="Two or more releases (paths, bundled:, URLs, acp@<tag>), oldest first."),
         stable_only: bool = typer.Option(False, "--stable-only", help="Ignore the unstable schema files."),
         title: str = typer.Option("ACP schema changelog", "--title", help="The page's title."),
     ) -> None:
@@ -136,7 +174,10 @@ def register(app: typer.Typer) -> None:
         def run() -> int:
             if len(releases) < 2:
                 raise AcpgenError([Diagnostic("ACPG501", "give at least two releases, oldest first", "changelog")])
-            sides = load_sides(list(releases), [()] * len(releases))
+            paths, fetched = _sources(list(releases), None)
+            sides = load_sides(paths, [()] * len(releases), names=[s if is_remote(s) else None for s in releases])
+            if fetched is not None:
+                commit(fetched)
             labels = [s.label for s in sides]
             if len(set(labels)) < len(labels):  # two releases of one name: say their paths
                 labels = [s.name for s in sides]

@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from acpgen.errors import AcpgenError, Diagnostic, did_you_mean
+from acpgen.fetch import is_remote
+from acpgen.locate import locate_overlay, locate_schema
 from acpgen.naming import Override
 from acpgen.source import display_path
 
@@ -47,6 +49,9 @@ class Target:
     #: the import path of the generated package (``myagent._acp``) when it is vendored into
     #: another package: written to ``out/myagent/_acp/``, which is all acpgen then owns
     package: str | None = None
+    #: a remote schema (``https://...``, ``acp@<tag>``): ``schema`` is its local copy once
+    #: ``api.resolve_sources`` has fetched it
+    remote: str | None = None
 
     @property
     def root(self) -> Path:
@@ -72,6 +77,14 @@ def package_problem(package: object, styles: tuple[str, ...]) -> str | None:
 
 
 @dataclass(frozen=True)
+class Fetch:
+    """``[fetch]``: where ``acp@<tag>`` is read from, and how long to wait."""
+
+    upstream: str = ""
+    timeout: float = 30.0
+
+
+@dataclass(frozen=True)
 class Config:
     root: Path
     targets: tuple[Target, ...]
@@ -79,6 +92,12 @@ class Config:
     source: str = ""
     #: ``[keywords] unimplemented``: "error" (ACPG209) or "warn" (built, not enforced)
     unimplemented: str = "error"
+    fetch: Fetch = field(default_factory=Fetch)
+
+    @property
+    def lock_path(self) -> Path:
+        """``acpgen.lock``, next to the config (in the working directory without one)."""
+        return self.root / "acpgen.lock"
 
 
 def find_config(start: Path) -> Path | None:
@@ -120,8 +139,9 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
     root = path.parent
     problems: list[Diagnostic] = []
     targets: list[Target] = []
-    for key in sorted(set(data) - {"target", "naming", "keywords", "diff"}):
-        hint = "; did you mean [[target]]?" if key == "targets" else did_you_mean(key, ("target", "naming", "keywords", "diff"))
+    tables = ("target", "naming", "keywords", "diff", "fetch")
+    for key in sorted(set(data) - set(tables)):
+        hint = "; did you mean [[target]]?" if key == "targets" else did_you_mean(key, tables)
         problems.append(Diagnostic("ACPG501", f"unknown key {key!r}{hint}", name, "/" + key))
     raw_targets = data.get("target", [])
     if not isinstance(raw_targets, list) or not raw_targets:
@@ -159,14 +179,22 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
             if why:
                 problems.append(Diagnostic("ACPG501", why, name, at + "/package"))
                 continue
+        remote = schema if is_remote(schema) else None
+        try:
+            local = Path() if remote else locate_schema(schema, root)
+            located = tuple(locate_overlay(o, root) for o in overlays)
+        except AcpgenError as exc:
+            problems.extend(Diagnostic(d.code, d.message, name, at) for d in exc.diagnostics)
+            continue
         targets.append(
             Target(
                 name=str(t.get("name", schema)),
-                schema=root / schema,
+                schema=local,
                 out=root / out,
                 styles=tuple(dict.fromkeys(styles)),
-                overlays=tuple(root / o for o in overlays),
+                overlays=located,
                 package=package,
+                remote=remote,
             )
         )
     outs: dict[Path, int] = {}
@@ -197,9 +225,22 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
     unimplemented = keywords.get("unimplemented", "error") if isinstance(keywords, dict) else None
     if not isinstance(keywords, dict) or set(keywords) - {"unimplemented"} or unimplemented not in ("error", "warn"):
         problems.append(Diagnostic("ACPG501", '[keywords] takes unimplemented = "error" or "warn"', name, "/keywords"))
+    fetch = data.get("fetch", {})
+    upstream, timeout = (fetch.get("upstream", ""), fetch.get("timeout", 30.0)) if isinstance(fetch, dict) else (None, None)
+    if (
+        not isinstance(fetch, dict)
+        or set(fetch) - {"upstream", "timeout"}
+        or not isinstance(upstream, str)
+        or not isinstance(timeout, (int, float))
+        or timeout <= 0
+    ):
+        problems.append(
+            Diagnostic("ACPG501", "[fetch] takes upstream (a base URL) and timeout (seconds, > 0)", name, "/fetch")
+        )
+        upstream, timeout = "", 30.0
     if problems:
         raise AcpgenError(problems)
-    return Config(root, tuple(targets), naming, name, str(unimplemented))
+    return Config(root, tuple(targets), naming, name, str(unimplemented), Fetch(str(upstream), float(timeout)))
 
 
 def single_target(schema: Path, out: Path, styles: tuple[str, ...]) -> Config:

@@ -21,6 +21,10 @@ CATALOGUE: dict[str, str] = {
     "ACPG105": "no schema in directory",
     "ACPG106": "malformed meta file",
     "ACPG107": "not a schema reference page",
+    # remote schemas
+    "ACPG110": "download failed",
+    "ACPG111": "pinned file changed",
+    "ACPG112": "invalid lock file",
     # schema constructs
     "ACPG201": "$defs entry is not a schema",
     "ACPG202": "malformed keyword",

@@ -42,14 +42,14 @@ def file_name(p: ir.Protocol) -> str:
     return f"{p.tree}/schema{'.unstable' if p.stability == 'unstable' else ''}.json"
 
 
-def load_release(path: Path, overlays: tuple[Path, ...] = (), naming: object = None) -> Release:
+def load_release(path: Path, overlays: tuple[Path, ...] = (), naming: object = None, name: str | None = None) -> Release:
     from acpgen.api import build_ir
     from acpgen.overlay import read_overlays
     from acpgen.source import display_path
 
     built = build_ir(path, naming, read_overlays(overlays))  # type: ignore[arg-type]
     return Release(
-        display_path(path),
+        name or display_path(path),
         {file_name(b.protocol): b.protocol for b in built},
         path.is_file(),
         {file_name(b.protocol): display_path(Path(b.raw.source.path)) for b in built},
@@ -88,16 +88,17 @@ def diff_releases(old: Release, new: Release, stable_only: bool = False) -> list
 
 
 def load_sides(
-    paths: list[Path], overlays: list[tuple[Path, ...]], naming: object = None
+    paths: list[Path], overlays: list[tuple[Path, ...]], naming: object = None, names: list[str | None] | None = None
 ) -> list[Release]:
-    """Every side loaded; the problems of all of them reported together."""
+    """Every side loaded; the problems of all of them reported together. ``names`` (a
+    remote spec such as ``acp@schema-v1.20.0``) replace the local paths in reports."""
     from acpgen.errors import Collector
 
     problems = Collector()
     sides: list[Release] = []
-    for path, extra in zip(paths, overlays):
+    for i, (path, extra) in enumerate(zip(paths, overlays)):
         try:
-            sides.append(load_release(path, extra, naming))
+            sides.append(load_release(path, extra, naming, names[i] if names else None))
         except AcpgenError as exc:
             problems.extend(exc)
     problems.raise_if_any()
