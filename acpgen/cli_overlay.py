@@ -11,6 +11,7 @@ import typer
 
 from acpgen.cli_guard import example, guard
 from acpgen.errors import AcpgenError, Diagnostic
+from acpgen.locate import bundled_overlays, bundled_releases, locate_overlay, locate_schema
 
 overlay_app = typer.Typer(
     no_args_is_help=True,
@@ -59,8 +60,8 @@ def apply_cmd(
     def run() -> int:
         if fmt not in ("schema", "json-patch"):
             raise AcpgenError([Diagnostic("ACPG501", f"unknown format {fmt!r}; choose schema or json-patch", "--format")])
-        overlays = read_overlays(overlay)
-        docs = load_inputs(schema)
+        overlays = read_overlays([locate_overlay(str(o), Path.cwd()) for o in overlay])
+        docs = load_inputs(locate_schema(str(schema), Path.cwd()))
         if len(docs) != 1:
             raise AcpgenError([Diagnostic("ACPG501", f"apply takes one schema file; {schema} holds {len(docs)}", str(schema))])
         (doc,) = docs
@@ -103,14 +104,42 @@ def check_cmd(
     from acpgen.overlay import Report, apply_overlays, read_overlays, report_text, reports_json
 
     def run() -> int:
-        overlays = read_overlays(overlay)
+        overlays = read_overlays([locate_overlay(str(o), Path.cwd()) for o in overlay])
         reports: list[Report] = []
-        for doc in load_inputs(schema):
+        for doc in load_inputs(locate_schema(str(schema), Path.cwd())):
             reports.extend(apply_overlays(doc, overlays, schema_name(doc))[1])
         if as_json:
             sys.stdout.write(reports_json(reports))
         else:
             typer.echo("\n".join(report_text(r) for r in reports), nl=False)
         return 1 if any(r.verdict == "conflict" for r in reports) else 0
+
+    raise typer.Exit(guard(run))
+
+
+@overlay_app.command("list", epilog=example("acpgen overlay list  (then: acpgen build --schema bundled:v0.1.3 --overlay rfd:open-enums)"))
+def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print the list as JSON.")) -> None:
+    """The RFD overlays and the schema release shipped with acpgen, by the names --overlay
+    (rfd:<name>) and --schema (bundled:<release>) take."""
+    from acpgen.overlay import read_overlays
+
+    def run() -> int:
+        paths = bundled_overlays()
+        overlays = read_overlays(paths)
+        rows = [
+            {"name": f"rfd:{p.stem}", "id": o.id, "title": o.title, "status": o.status, "rfd": o.rfd, "merged_upstream": o.merged_upstream}
+            for p, o in zip(paths, overlays)
+        ]
+        releases = [f"bundled:{r}" for r in bundled_releases()]
+        if as_json:
+            sys.stdout.write(json.dumps({"overlays": rows, "releases": releases}, indent=2) + "\n")
+            return 0
+        width = max((len(r["name"]) for r in rows), default=0)
+        for r in rows:
+            merged = f", merged upstream in {r['merged_upstream']}" if r["merged_upstream"] else ""
+            typer.echo(f"{str(r['name']).ljust(width)}  {r['title']} ({r['id']}, {r['status']}{merged})")
+        for release in releases:
+            typer.echo(f"{release.ljust(width)}  a schema release written from the seeds")
+        return 0
 
     raise typer.Exit(guard(run))
