@@ -126,7 +126,7 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print the list 
     def run() -> int:
         paths = bundled_overlays()
         overlays = read_overlays(paths)
-        rows = [
+        rows: list[dict[str, str | None]] = [
             {"name": f"rfd:{p.stem}", "id": o.id, "title": o.title, "status": o.status, "rfd": o.rfd, "merged_upstream": o.merged_upstream}
             for p, o in zip(paths, overlays)
         ]
@@ -134,7 +134,7 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print the list 
         if as_json:
             sys.stdout.write(json.dumps({"overlays": rows, "releases": releases}, indent=2) + "\n")
             return 0
-        width = max((len(r["name"]) for r in rows), default=0)
+        width = max((len(str(r["name"])) for r in rows), default=0)
         for r in rows:
             merged = f", merged upstream in {r['merged_upstream']}" if r["merged_upstream"] else ""
             typer.echo(f"{str(r['name']).ljust(width)}  {r['title']} ({r['id']}, {r['status']}{merged})")
