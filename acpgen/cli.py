@@ -16,6 +16,7 @@ from acpgen.cli_guard import example
 from acpgen.cli_guard import guard as _guard
 from acpgen.cli_guard import state as _state
 from acpgen.cli_diff import register as register_diff
+from acpgen.cli_init import register as register_init
 from acpgen.cli_overlay import overlay_app
 from acpgen.config import Config, Fetch, Target, find_config, load_config, package_problem
 from acpgen.fetch import is_remote
@@ -30,6 +31,7 @@ app = typer.Typer(
 )
 app.add_typer(overlay_app, name="overlay")
 register_diff(app)
+register_init(app)
 
 def _config(
     schema: Optional[str],
