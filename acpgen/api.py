@@ -18,6 +18,7 @@ from acpgen.depth import deep_stack
 from acpgen.errors import AcpgenError, Collector, Diagnostic
 from acpgen.fetch import UPSTREAM, Fetcher, commit
 from acpgen.format import format_file
+from acpgen.progress import Progress, Silent
 from acpgen.header import Inputs
 from acpgen.load import RawDocument, load_inputs
 from acpgen.naming import Names, decide, unused_overrides
@@ -27,6 +28,9 @@ from acpgen.source import display_path
 from acpgen.render.env import templates_digest
 from acpgen.render import PYTHON_STYLES, RenderedFile, render_docs, render_package_init, render_package_runtime, render_python
 from acpgen.write import MANIFEST, Drift, check, manifest_text, recover, write_trees
+
+
+SILENT: Progress = Silent()
 
 
 @dataclass(frozen=True)
@@ -104,7 +108,9 @@ def unenforced(config: Config) -> list[Diagnostic]:
     return out
 
 
-def render_target(target: Target, config: Config, formatted: bool = True) -> dict[PurePosixPath, str]:
+def render_target(
+    target: Target, config: Config, formatted: bool = True, progress: Progress = SILENT
+) -> dict[PurePosixPath, str]:
     """``formatted=False`` skips black (tests that only import the output use it)."""
     overlays = read_overlays(target.overlays)
     built = build_ir(target.schema, config, overlays)
@@ -144,7 +150,9 @@ def render_target(target: Target, config: Config, formatted: bool = True) -> dic
     out: dict[PurePosixPath, str] = {}
     entries: list[dict[str, object]] = []
     problems = Collector()
+    progress.grow(len(files))
     for f in files:
+        progress.step(f"{target.name}: {f.path.as_posix()}")
         try:
             text = format_file(f.path, f.text) if formatted and not f.preformatted else f.text
         except AcpgenError as exc:
@@ -162,14 +170,16 @@ def render_target(target: Target, config: Config, formatted: bool = True) -> dic
     return out
 
 
-def render_all(config: Config, formatted: bool = True) -> list[tuple[Target, dict[PurePosixPath, str]]]:
+def render_all(
+    config: Config, formatted: bool = True, progress: Progress = SILENT
+) -> list[tuple[Target, dict[PurePosixPath, str]]]:
     """Render every target; all errors of all targets are reported together."""
     problems = Collector()
     results: list[tuple[Target, dict[PurePosixPath, str]]] = []
     for target in config.targets:
         try:
             with deep_stack():
-                results.append((target, render_target(target, config, formatted)))
+                results.append((target, render_target(target, config, formatted, progress)))
         except AcpgenError as exc:
             problems.extend(exc)
         except RecursionError:
@@ -200,17 +210,17 @@ def resolve_sources(config: Config) -> tuple[Config, Fetcher | None]:
     return replace(config, targets=tuple(targets)), f
 
 
-def build(config: Config, formatted: bool = True) -> list[tuple[Target, int]]:
+def build(config: Config, formatted: bool = True, progress: Progress = SILENT) -> list[tuple[Target, int]]:
     config, fetched = resolve_sources(config)
     for target in config.targets:
         recover(target.root)  # a previous run killed mid-swap left the old output aside
-    results = render_all(config, formatted)  # nothing is written unless every target rendered
+    results = render_all(config, formatted, progress)  # nothing is written unless every target rendered
     write_trees([(target.root, files) for target, files in results])
     if fetched is not None:
         commit(fetched)  # the lock pins what a good build used
     return [(target, len(files)) for target, files in results]
 
 
-def check_all(config: Config) -> list[tuple[Target, Drift]]:
+def check_all(config: Config, progress: Progress = SILENT) -> list[tuple[Target, Drift]]:
     config, _ = resolve_sources(config)
-    return [(target, check(target.root, files)) for target, files in render_all(config)]
+    return [(target, check(target.root, files)) for target, files in render_all(config, True, progress)]

@@ -93,6 +93,12 @@ def _base_config(schema: Optional[str], out: Optional[Path], styles: list[str], 
     return cfg
 
 
+def _long(cfg: Config) -> bool:
+    """Worth a progress display: several targets, or a release directory (or a remote
+    release, which is one)."""
+    return len(cfg.targets) > 1 or any(t.remote or t.schema.is_dir() for t in cfg.targets)
+
+
 def schema_path(spec: str, config: Optional[Config] = None) -> Path:
     """A schema spec as a local path (a remote one through the cache and the lock; the lock
     is not written here: only a build that succeeded writes it)."""
@@ -111,6 +117,7 @@ SchemaOpt = typer.Option(
 OutOpt = typer.Option(None, "--out", help="Output directory (owned by acpgen).")
 StyleOpt = typer.Option([], "--style", help=f"Output style, repeatable: {', '.join(STYLES)}.")
 ConfigOpt = typer.Option(None, "--config", help="acpgen.toml or pyproject.toml to read.")
+QuietOpt = typer.Option(False, "--quiet", "-q", help="Print only problems: no progress, no summary lines.")
 PackageOpt = typer.Option(
     None, "--package", help="Vendor the package under this import path (myagent._acp): written to OUT/myagent/_acp/."
 )
@@ -143,15 +150,22 @@ def build(
     config: Optional[Path] = ConfigOpt,
     overlay: list[Path] = OverlayOpt,
     package: Optional[str] = PackageOpt,
+    quiet: bool = QuietOpt,
 ) -> None:
     """Generate every target (or one --schema) and write it atomically."""
     from acpgen import api
+    from acpgen.progress import reporter
 
     def run() -> None:
         cfg = _config(schema, out, style, config, tuple(overlay), package)
-        built = api.build(cfg)
+        progress = reporter(quiet or not _long(cfg))
+        try:
+            built = api.build(cfg, progress=progress)
+        finally:
+            progress.close()
         for target, count in built:
-            typer.echo(f"{target.name}: wrote {count} files to {target.root}")
+            if not quiet:
+                typer.echo(f"{target.name}: wrote {count} files to {target.root}")
         warnings = api.unenforced(cfg)
         for warning in warnings:
             typer.echo(f"warning: {warning.render()}", err=True)
@@ -174,14 +188,21 @@ def check(
     config: Optional[Path] = ConfigOpt,
     overlay: list[Path] = OverlayOpt,
     package: Optional[str] = PackageOpt,
+    quiet: bool = QuietOpt,
 ) -> None:
     """Exit 1 and list the files that differ from what build would write."""
     from acpgen import api
+    from acpgen.progress import reporter
 
     def run() -> int:
         cfg = _config(schema, out, style, config, tuple(overlay), package)
         status = 0
-        for target, drift in api.check_all(cfg):
+        progress = reporter(quiet or not _long(cfg))
+        try:
+            checked = api.check_all(cfg, progress)
+        finally:
+            progress.close()
+        for target, drift in checked:
             for label, paths in (("stale", drift.stale), ("missing", drift.missing), ("extra", drift.extra)):
                 for p in paths:
                     typer.echo(f"{label}: {target.root / p}")
@@ -189,7 +210,7 @@ def check(
                 status = 1
         if status:
             typer.echo("generated output is out of date; run `acpgen build` (make build)", err=True)
-        else:
+        elif not quiet:
             typer.echo("generated output is up to date")
         return status
 

@@ -15,7 +15,8 @@ def main() -> None:
     if argv[:1] == ["build"] and "--help" not in argv:
         lines = stamp.up_to_date(argv, Path.cwd())
         if lines is not None:
-            sys.stdout.write("".join(line + "\n" for line in lines))
+            if "--quiet" not in argv and "-q" not in argv:
+                sys.stdout.write("".join(line + "\n" for line in lines))
             return
     from acpgen.cli import main as cli_main
 
