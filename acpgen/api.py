@@ -21,6 +21,7 @@ from acpgen.format import format_file
 from acpgen.progress import Progress, Silent
 from acpgen.header import Inputs
 from acpgen.load import RawDocument, load_inputs
+from acpgen.locate import assets_dir
 from acpgen.naming import Names, decide, unused_overrides
 from acpgen.overlay import Overlay, Report, apply_overlays, read_overlays
 from acpgen.overlay.apply import build_errors
@@ -78,12 +79,28 @@ def _applied(report: Report) -> ir.OverlayApplied:
     )
 
 
-def _source_name(raw: RawDocument, root: Path) -> str:
-    path = Path(raw.source.path)
+def _source_name(raw: RawDocument, root: Path, target: Target) -> str:
+    """How the manifest names a schema file: relative to the config; ``bundled:v0.1.3/...``
+    for a bundled release and ``acp@<tag>/...`` (or the URL) for a remote one, so that the
+    manifest does not depend on where acpgen or its cache is installed."""
+    path = Path(raw.source.path).resolve()
+    if target.remote:
+        inside = _inside(path, target.schema.resolve() if target.schema.is_dir() else target.schema.resolve().parent)
+        return target.remote if target.remote.startswith("http") else f"{target.remote}/{inside}"
+    bundled = _inside(path, (assets_dir() / "acp").resolve())
+    if bundled is not None:
+        return f"bundled:{bundled}"
     try:
-        return Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
+        return Path(os.path.relpath(path, root.resolve())).as_posix()
     except ValueError:
         return path.name
+
+
+def _inside(path: Path, base: Path) -> str | None:
+    try:
+        return path.relative_to(base).as_posix()
+    except ValueError:
+        return None
 
 
 def schema_name(raw: RawDocument) -> str:
@@ -136,14 +153,16 @@ def render_target(
                 rendered = render_python(b.protocol, b.names, inputs, style, target.package)
                 rendered = replace(
                     rendered,
-                    source=_source_name(b.raw, config.root),
+                    source=_source_name(b.raw, config.root, target),
                     source_sha256=b.protocol.source_sha256,
                 )
                 modules.append(rendered.path.stem)
                 files.append(rendered)
             else:
                 doc = render_docs(b.protocol, inputs, style)
-                files.append(replace(doc, source=_source_name(b.raw, config.root), source_sha256=b.protocol.source_sha256))
+                files.append(
+                    replace(doc, source=_source_name(b.raw, config.root, target), source_sha256=b.protocol.source_sha256)
+                )
         if style in PYTHON_STYLES:
             files.append(render_package_init(style, modules, target.package))
             files.extend(render_package_runtime(style, target.package))
