@@ -135,6 +135,14 @@ class DocPage:
     #: one block per RFD overlay applied ("Proposed changes")
     overlays: tuple[DocOverlay, ...] = ()
 
+    @property
+    def full_title(self) -> str:
+        """The title that tells the pages of one site apart (``Schema v1``, ``Schema v2
+        (unstable)``): the Markdown pages' heading, so their navigation entries differ.
+        The MDX pages keep upstream's ``Schema`` (its site groups them by tree already)."""
+        tree = self.label.split("-")[0]
+        return f"{self.title} {tree}" + (" (unstable)" if self.draft else "")
+
 
 def clean_description(text: str | None) -> str:
     """Rustdoc intra-doc links around code are unwrapped: [`X`] -> `X`."""
