@@ -231,3 +231,16 @@ def test_a_config_target_and_diff_and_changelog_read_tags(upstream: Upstream) ->
     assert (doc["old"], doc["new"]) == ("acp@v0.0.5", "acp@v0.13.0")
     assert {c["rule"] for c in doc["changes"]} == {"file-added"}
     assert "acp@v0.0.5" in json.loads(Path("acpgen.lock").read_text())["sources"]
+
+
+def test_the_upstream_comes_from_the_config(upstream: Upstream, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ACPGEN_UPSTREAM")
+    Path("acpgen.toml").write_text(
+        f'[[target]]\nschema = "acp@schema-v1.21.0"\nout = "gen"\nstyles = ["md"]\n[fetch]\nupstream = "{upstream.base}"\ntimeout = 5\n'
+    )
+    result = runner.invoke(app, ["build"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(Path("acpgen.lock").read_text())["sources"]["acp@schema-v1.21.0"]["upstream"] == upstream.base
+    Path("acpgen.toml").write_text('[[target]]\nschema = "s"\nout = "o"\n[fetch]\ntimeout = -1\n')
+    bad = runner.invoke(app, ["build"])
+    assert bad.exit_code == 2 and "[fetch] takes upstream" in bad.stderr
