@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path, PurePosixPath
 
 from acpgen import api
@@ -20,3 +22,41 @@ def page_path(generated_from: str, style: str = "mdx") -> str:
     tree, name = generated_from.split("/")
     draft = "draft/" if ".unstable." in name else ""
     return str(PurePosixPath(style) / tree / f"{draft}schema.{style}")
+
+
+MKDOCS_YML = """\
+site_name: ACP schema reference
+docs_dir: docs
+site_dir: site
+theme:
+  name: material
+  font: false          # no Google Fonts: the site works offline (and the test browser has no network)
+plugins:
+  - search
+strict: true
+validation:
+  links:
+    anchors: warn
+markdown_extensions:
+  - toc
+  - tables
+  - md_in_html
+nav:
+{nav}
+"""
+
+
+def mkdocs_site(root: Path, pages: dict[str, str]) -> Path:
+    """``mkdocs build --strict`` of ``pages`` (relative path -> Markdown) with an index page
+    and one navigation entry each, titled by the page itself; returns the site directory."""
+    nav = []
+    for rel, text in sorted(pages.items()):
+        path = root / "docs" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        nav.append(f"  - {rel}")
+    (root / "docs" / "index.md").write_text("# ACP\n\n" + "".join(f"- [{r}]({r})\n" for r in sorted(pages)))
+    (root / "mkdocs.yml").write_text(MKDOCS_YML.format(nav="\n".join(["  - index.md", *nav])))
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=root, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return root / "site"

@@ -10,9 +10,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-import shutil
-import subprocess
-import sys
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -21,31 +18,11 @@ from typing import Any, Iterator
 import pytest
 
 from . import corpus
-from .docs_helpers import render_pages
+from .docs_helpers import mkdocs_site, render_pages
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "build" / "test-artifacts"
 CHROMIUM = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser")
-
-MKDOCS_YML = """\
-site_name: ACP schema reference
-docs_dir: docs
-site_dir: site
-theme:
-  name: material
-  font: false          # no Google Fonts: the site works offline (and the test browser has no network)
-plugins:
-  - search
-strict: true
-validation:
-  links:
-    anchors: warn
-markdown_extensions:
-  - toc
-  - tables
-  - md_in_html
-"""
-
 
 def _chromium() -> str:
     for path in CHROMIUM:
@@ -65,15 +42,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in ("v0.1.3", "v0.1.3-rfds"):
         for page in (ROOT / "generated" / name / "md").rglob("*.md"):
             pages[f"{name}/{page.relative_to(ROOT / 'generated' / name / 'md').as_posix()}"] = page.read_text()
-    for rel, text in pages.items():
-        path = root / "docs" / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    (root / "docs" / "index.md").write_text("# ACP\n\n" + "".join(f"- [{r}]({r})\n" for r in sorted(pages)))
-    (root / "mkdocs.yml").write_text(MKDOCS_YML)
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=root, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return root / "site"
+    return mkdocs_site(root, pages)
 
 
 @pytest.fixture(scope="module")

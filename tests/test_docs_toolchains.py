@@ -15,7 +15,7 @@ import pytest
 
 from . import corpus
 from .conftest import SCHEMAS, npm_install
-from .docs_helpers import render_pages
+from .docs_helpers import mkdocs_site, render_pages
 
 MDX = Path(__file__).parent / "mdx"
 
@@ -70,39 +70,8 @@ def test_every_corpus_release_compiles(mdx_compiler: Path, tmp_path: Path) -> No
     assert errors == [], errors[:5]
 
 
-MKDOCS_YML = """\
-site_name: ACP schema reference
-docs_dir: docs
-site_dir: site
-theme:
-  name: material
-strict: true
-validation:
-  links:
-    anchors: warn
-markdown_extensions:
-  - toc
-  - tables
-  - md_in_html
-nav:
-{nav}
-"""
-
-
 def _mkdocs(tmp_path: Path, pages: dict[str, str]) -> Path:
-    nav = []
-    for rel, text in sorted(pages.items()):
-        path = tmp_path / "docs" / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        nav.append(f"  - {rel}")
-    (tmp_path / "docs" / "index.md").write_text("# ACP\n\n" + "".join(f"- [{r}]({r})\n" for r in sorted(pages)))
-    (tmp_path / "mkdocs.yml").write_text(MKDOCS_YML.format(nav="\n".join(["  - index.md", *nav])))
-    done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=tmp_path, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return tmp_path / "site"
+    return mkdocs_site(tmp_path, pages)
 
 
 @corpus.needs_corpus
