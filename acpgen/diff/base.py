@@ -61,7 +61,9 @@ class Base:
         self.cn_refs = Canoniser(self.nd, {}, expand=False)
         self.sent_old, self.sent_new = dirn.senders(p.old), dirn.senders(p.new)
         self.caps_old, self.caps_new = dirn.capabilities(p.old), dirn.capabilities(p.new)
-        self.new_caps = {c for c in self.caps_new if c not in self.caps_old}
+        old_paths = {c.path for cs in self.caps_old.values() for c in cs}
+        #: the paths (``Owner.member``) of the capabilities the new release adds
+        self.new_caps = {c.path for cs in self.caps_new.values() for c in cs if c.path not in old_paths}
         # items of the other-stability file: where a stable item came from or went to
         self.was_unstable = _unstable_items(p.old_unstable) if p.new.stability == "stable" else set()
         self.now_unstable = _unstable_items(p.new_unstable) if p.new.stability == "stable" else set()
@@ -121,12 +123,24 @@ class Base:
         self.emit("moved-to-stable", subject, f"{what} is now stable", variant=variant)
         return True
 
+    def gates(self, name: str, description: str | None, by_name: bool, only_new: bool) -> list[dirn.Capability]:
+        """The capabilities that gate an item (only the ones this release adds, or any)."""
+        out = []
+        for wire in sorted(dirn.gates_of(name, description, self.caps_new, by_name)):
+            candidates = [c for c in self.caps_new[wire] if not only_new or c.path in self.new_caps]
+            if candidates:
+                out.append(dirn.closest(candidates, name))
+        # a gate whose def shares a word with the item (TerminalCapabilities for
+        # terminal/cancel) outranks one that only shares the member's name
+        # (ClientAuthCapabilities.terminal)
+        related = [c for c in out if dirn.shared_words(c, name)]
+        return related or out
+
     def gate_note(self, name: str, description: str | None, by_name: bool = False) -> str | None:
-        gates = dirn.gates_of(name, description, self.caps_new, by_name) & self.new_caps
+        gates = self.gates(name, description, by_name, only_new=True)
         if not gates:
             return None
-        paths = ", ".join(f"`{self.caps_new[g].path}`" for g in sorted(gates))
-        return f"gated by the new capability {paths}"
+        return "gated by the new capability " + ", ".join(f"`{c.path}`" for c in gates)
 
 
 

@@ -58,7 +58,7 @@ class Walk(Variants):
                 continue
             if self.became_stable(f"method:{name}", name, f"method {name}"):
                 continue
-            gates = dirn.gates_of(name, n.description, self.caps_new, True)
+            gates = self.gates(name, n.description, True, only_new=False)
             note = self.gate_note(name, n.description, True)
             if n.kind == "request" and not gates:
                 self.emit(
@@ -68,9 +68,7 @@ class Walk(Variants):
                     dirn.implementers(n),
                 )
             else:
-                gate = note or (
-                    f"gated by `{self.caps_new[sorted(gates)[0]].path}`" if gates else None
-                )
+                gate = note or (f"gated by `{gates[0].path}`" if gates else None)
                 self.emit("method-added", name, f"new {n.kind} {name} ({n.side or '?'} side)", note=gate)
 
     def method_pair(self, o: ir.Method, n: ir.Method, subject: str, sides_checked: bool = False) -> None:

@@ -115,15 +115,28 @@ class Capability:
         return f"{self.owner}.{self.wire_name}"
 
 
-def capabilities(protocol: ir.Protocol) -> dict[str, Capability]:
-    """Wire name -> capability, over every member of a ``*Capabilities`` def."""
-    out: dict[str, Capability] = {}
+def capabilities(protocol: ir.Protocol) -> dict[str, tuple[Capability, ...]]:
+    """Wire name -> every capability of that name (``cancel`` of ``TerminalCapabilities``
+    and of ``ToolCallCapabilities``), over the members of ``*Capabilities`` defs."""
+    out: dict[str, list[Capability]] = {}
     for d in sorted(protocol.defs, key=lambda d: d.key):
         if isinstance(d, ir.ObjectDef) and d.key.endswith("Capabilities"):
             for f in d.fields:
                 if f.wire_name != "_meta":
-                    out.setdefault(f.wire_name, Capability(d.key, f.wire_name))
-    return out
+                    out.setdefault(f.wire_name, []).append(Capability(d.key, f.wire_name))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def closest(candidates: tuple[Capability, ...] | list[Capability], name: str) -> Capability:
+    """Of capabilities with one name, the one whose def shares most words with the gated
+    item's name (``tool_call/cancel`` -> ``ToolCallCapabilities.cancel``); ties: the first."""
+    return max(candidates, key=lambda c: shared_words(c, name))
+
+
+def shared_words(capability: Capability, name: str) -> int:
+    """How many words a capability's def has in common with an item's name."""
+    owner = {w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", capability.owner)} - {"capabilities"}
+    return len(owner & method_words(name))
 
 
 def mentions(description: str | None) -> set[str]:
@@ -143,7 +156,7 @@ def method_words(name: str) -> set[str]:
     return words
 
 
-def gates_of(name: str, description: str | None, caps: Mapping[str, Capability], by_name: bool) -> set[str]:
+def gates_of(name: str, description: str | None, caps: Mapping[str, object], by_name: bool) -> set[str]:
     """The capabilities of ``caps`` that gate an item: named in its description, or, for a
     method or a variant, equal to one of its name's words (``session/list`` and ``list``,
     ``compaction_update`` and ``compaction``)."""

@@ -167,7 +167,7 @@ class Members(Base):
         now mandatory for the side that advertised it."""
         gated: list[str] = []
         for m in self.pair.old.methods:
-            if name in dirn.gates_of(m.name, m.description, {name: dirn.Capability(owner, name)}, True):
+            if name in dirn.gates_of(m.name, m.description, {name: (dirn.Capability(owner, name),)}, True):
                 if any(x.name == self.method_rename.get(m.name, m.name) for x in self.pair.new.methods):
                     gated.append(self.method_rename.get(m.name, m.name))
         for d in self.pair.old.defs:
