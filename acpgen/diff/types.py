@@ -82,6 +82,11 @@ class Canoniser:
                 return self.canon(d.type, seen | {t.key})
             if isinstance(d, ir.UnionDef) and len(d.members) == 1:
                 return self.canon(d.members[0].type, seen | {t.key})
+            if isinstance(d, ir.EnumDef):
+                # an enum is its values; an open one is any value of its base type
+                if d.open:
+                    return ("prim", d.base, (("format", d.format),) if d.format else ())
+                return _union([("lit", _lit(v.value)) for v in d.values])
         return ("ref", self.key(t.key))
 
 
