@@ -11,7 +11,7 @@ import copy
 from dataclasses import replace
 from typing import Any
 
-import jsonpatch  # type: ignore[import-untyped]
+import jsonpatch  # type: ignore[import-untyped,unused-ignore]
 
 from acpgen.errors import AcpgenError, Diagnostic
 from acpgen.load import RawDocument

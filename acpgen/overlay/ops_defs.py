@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import jsonpatch  # type: ignore[import-untyped]
+import jsonpatch  # type: ignore[import-untyped,unused-ignore]
 import jsonpointer
 
 from acpgen.load import MethodName
