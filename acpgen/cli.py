@@ -19,8 +19,7 @@ from acpgen.cli_diff import register as register_diff
 from acpgen.cli_init import register as register_init
 from acpgen.cli_overlay import overlay_app
 from acpgen.config import Config, Fetch, Target, find_config, load_config, package_problem
-from acpgen.fetch import is_remote
-from acpgen.locate import default_out_name, locate_overlay, locate_schema
+from acpgen.locate import is_remote, default_out_name, locate_overlay, locate_schema
 from acpgen.errors import AcpgenError, Collector, Diagnostic, did_you_mean
 from acpgen.render import STYLES
 

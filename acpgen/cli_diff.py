@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from acpgen.cli_guard import example, guard
-from acpgen.fetch import commit, is_remote
-from acpgen.locate import locate_overlay, locate_schema
+from acpgen.fetch import commit
+from acpgen.locate import is_remote, locate_overlay, locate_schema
 from acpgen.errors import AcpgenError, Diagnostic, did_you_mean
 
 if TYPE_CHECKING:

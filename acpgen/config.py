@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from acpgen.errors import AcpgenError, Diagnostic, did_you_mean
-from acpgen.fetch import is_remote
-from acpgen.locate import locate_overlay, locate_schema
+from acpgen.locate import is_remote, locate_overlay, locate_schema
 from acpgen.naming import Override
 from acpgen.source import display_path
 

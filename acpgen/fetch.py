@@ -15,18 +15,15 @@ the lock is written only by a build that succeeded (:func:`commit`).
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import os
-import socket
 import tempfile
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from acpgen.errors import AcpgenError, Diagnostic
+from acpgen.locate import is_remote  # noqa: F401  (re-exported: the source stage's test)
 from acpgen.source import display_path
 from acpgen.stamp import cache_base
 
@@ -58,10 +55,6 @@ LAYOUTS: list[tuple[str, list[tuple[str, str, bool]]]] = [
     ),
     ("schema.json", [("schema.json", "v1/schema.json", True)]),
 ]
-
-
-def is_remote(spec: str) -> bool:
-    return spec.startswith(("http://", "https://", "acp@"))
 
 
 @dataclass
@@ -172,6 +165,12 @@ class Fetcher:
     # ------------------------------------------------------------------ network and cache
 
     def _get(self, url: str, spec: str, optional: bool) -> bytes | None:
+        # the network modules cost ~30 ms to import: only a build that downloads pays
+        import http.client
+        import socket
+        import urllib.error
+        import urllib.request
+
         def fail(message: str) -> AcpgenError:
             return AcpgenError([Diagnostic("ACPG110", f"{url}: {message}", spec)])
 
