@@ -106,7 +106,7 @@ def register(app: typer.Typer) -> None:
                 why = package_problem(package, tuple(styles))
                 if why:
                     raise AcpgenError([Diagnostic("ACPG501", why, "--package")])
-            target_out = out or f"generated/{_out_name(schema, default_out_name)}"
+            target_out = out or f"generated/{default_out_name(schema)}"
             here = Path.cwd()
             if pyproject:
                 path = here / "pyproject.toml"
@@ -134,10 +134,3 @@ def register(app: typer.Typer) -> None:
 
         raise typer.Exit(guard(run))
 
-
-def _out_name(schema: str, default: object) -> str:
-    if schema.startswith("acp@"):
-        return schema[len("acp@") :]
-    if schema.startswith(("http://", "https://")):
-        return "schema"
-    return default(schema)  # type: ignore[operator,no-any-return]

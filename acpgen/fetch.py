@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from acpgen.errors import AcpgenError, Diagnostic
-from acpgen.locate import is_remote  # noqa: F401  (re-exported: the source stage's test)
 from acpgen.source import display_path
 from acpgen.stamp import cache_base
 

@@ -67,7 +67,11 @@ def locate_overlay(spec: str, root: Path) -> Path:
 
 
 def default_out_name(spec: str) -> str:
-    """``generated/<this>`` when no --out is given."""
-    if spec.startswith(BUNDLED):
-        return spec[len(BUNDLED) :]
+    """``generated/<this>`` when no --out is given: the release's name (``bundled:v0.1.3``,
+    ``acp@schema-v1.21.0``), or the schema file's or directory's."""
+    for prefix in (BUNDLED, "acp@"):
+        if spec.startswith(prefix):
+            return spec[len(prefix) :]
+    if spec.startswith(("http://", "https://")):
+        return spec.rstrip("/").rsplit("/", 1)[-1].removesuffix(".json") or "schema"
     return Path(spec).resolve().name.removesuffix(".json")

@@ -50,7 +50,7 @@ class Walk(Variants):
                         "method-side-changed", name, f"{name} is now implemented by the {n.side or '?'} side",
                         dirn.BOTH, old=side, new=n.side,
                     )
-                    self.method_pair(m, n, name, sides_checked=True)
+                    self.method_pair(m, n, name)
             elif not self.left_stable(f"method:{name}", name, f"method {name}", dirn.callers(m)):
                 self.emit("method-removed", name, f"method {name} was removed", dirn.callers(m))
         for (name, side), n in sorted(new.items()):
@@ -71,7 +71,7 @@ class Walk(Variants):
                 gate = note or (f"gated by `{gates[0].path}`" if gates else None)
                 self.emit("method-added", name, f"new {n.kind} {name} ({n.side or '?'} side)", note=gate)
 
-    def method_pair(self, o: ir.Method, n: ir.Method, subject: str, sides_checked: bool = False) -> None:
+    def method_pair(self, o: ir.Method, n: ir.Method, subject: str) -> None:
         if o.kind != n.kind:
             self.emit("method-kind-changed", subject, f"{subject} is now a {n.kind}", dirn.BOTH, old=o.kind, new=n.kind)
             return

@@ -206,14 +206,16 @@ def method_renames(old: ir.Protocol, new: ir.Protocol) -> dict[str, str]:
             return True
         return a in od and b in nd and fingerprint(od[a], base) == fingerprint(nd[b], base)
 
+    def carries(a: ir.Method, b: ir.Method) -> bool:
+        """Same kind and side, same params and result."""
+        return a.kind == b.kind and a.side == b.side and same(a.params, b.params) and same(a.result, b.result)
+
     out: dict[str, str] = {}
     for m in gone:
-        candidates = [
-            n for n in fresh if n.kind == m.kind and n.side == m.side and same(m.params, n.params) and same(m.result, n.result)
-        ]
+        candidates = [n for n in fresh if carries(m, n)]
         if len(candidates) > 1:
             candidates = [n for n in candidates if _closeness(m.name, n.name)]
-        if len(candidates) == 1 and sum(1 for x in gone if x.kind == m.kind and x.side == m.side and same(x.params, candidates[0].params) and same(x.result, candidates[0].result)) == 1:
+        if len(candidates) == 1 and sum(1 for x in gone if carries(x, candidates[0])) == 1:
             out[m.name] = candidates[0].name
     # then by name: a gone method and a new one of the same kind and side whose names are
     # close (``logout`` -> ``auth/logout``, ``authenticate`` -> ``auth/login``), closest first
