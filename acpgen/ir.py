@@ -435,6 +435,9 @@ class Protocol:
     #: (pointer, keyword) of validating keywords acpgen does not implement, built anyway
     #: because the user accepted the loss (``[keywords] unimplemented = "warn"``)
     unenforced: tuple[tuple[str, str], ...] = ()
+    #: the root declares JSON-RPC 2.0 batches (a member that is an array of messages, as
+    #: upstream's newer v2 drafts do): a connection then answers a batch with an array
+    batches: bool = False
 
     def def_map(self) -> dict[str, Def]:
         return {d.key: d for d in self.defs}

@@ -84,9 +84,11 @@ def test_responses_are_typed_by_the_request_they_answer(m: ModuleType) -> None:
     assert type(ok).__name__ == "Response" and ok.method == "session/prompt"
     if not isinstance(ok.result, dict):
         assert type(ok.result) is m.PromptResponse
-    with pytest.raises(m.RpcError) as bad:
+    package = sys.modules[m.__package__]
+    with pytest.raises(package.InvalidResultError) as bad:
         m.RPC.parse({"jsonrpc": "2.0", "id": 1, "result": {"stopReason": 1}}, method_of=lambda i: "session/prompt")
-    assert not bad.value.answer
+    assert not isinstance(bad.value, m.RpcError)  # the peer did not answer with an error
+    assert (bad.value.id, bad.value.method, bad.value.raw) == (1, "session/prompt", {"stopReason": 1})
     raw = m.RPC.parse({"jsonrpc": "2.0", "id": 1, "result": {"anything": 1}})
     assert raw.method is None and raw.result == {"anything": 1}
     err = m.RPC.parse({"jsonrpc": "2.0", "id": 1, "error": {"code": -32099, "message": "custom", "data": [1]}})
@@ -124,7 +126,7 @@ class Handler:
 
 
 def answer(m: ModuleType, frame: Any, handler: Any = None) -> Any:
-    router = m.RPC and __import__(m.__package__ + "._jsonrpc", fromlist=["Router"]).Router(m.RPC, "agent", handler or Handler(m))
+    router = m.RPC and sys.modules[m.__package__].Router(m.RPC, "agent", handler or Handler(m))
     out = asyncio.run(router.handle_line(frame if isinstance(frame, (bytes, str)) else line(frame)))
     return None if out is None else json.loads(out)
 
@@ -220,14 +222,20 @@ def test_connection_keeps_serving_and_correlates(m: ModuleType) -> None:
     ]
 
 
-def test_oversized_frame_is_answered_and_serving_goes_on(m: ModuleType) -> None:
+BIG_INITIALIZE = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"' + b"y" * 5000 + b'"}}\n'
+
+
+def test_oversized_frame_is_answered_with_its_id_and_serving_goes_on(m: ModuleType) -> None:
+    """A line over the connection's ``max_line`` (whatever the reader's own limit) is
+    answered with its own id, and the next line is served."""
+
     async def scenario() -> list[Any]:
         a, b = socket.socketpair()
         reader, writer = await asyncio.open_connection(sock=a, limit=1024)
         peer_r, peer_w = await asyncio.open_connection(sock=b)
-        conn = m.RPC.connect("agent", reader, writer)
+        conn = m.RPC.connect("agent", reader, writer, max_line=2048)
         serving = asyncio.create_task(conn.serve(Handler(m)))
-        peer_w.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"' + b"y" * 5000 + b'"}}\n')
+        peer_w.write(BIG_INITIALIZE)
         peer_w.write(line({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"protocolVersion": 3}}))
         await peer_w.drain()
         got = [json.loads(await peer_r.readline()) for _ in range(2)]
@@ -236,7 +244,9 @@ def test_oversized_frame_is_answered_and_serving_goes_on(m: ModuleType) -> None:
         return got
 
     too_big, ok = asyncio.run(scenario())
-    assert too_big["error"]["code"] == -32600 and too_big["id"] is None
+    assert too_big["error"]["code"] == -32600 and too_big["id"] == 1
+    size = len(BIG_INITIALIZE) - 1
+    assert too_big["error"]["data"] == {"reason": "line too long", "size": size, "limit": 2048}
     assert ok == {"jsonrpc": "2.0", "id": 2, "result": {"protocolVersion": 3}}
 
 

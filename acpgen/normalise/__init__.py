@@ -56,7 +56,23 @@ def build_protocol(raw: RawDocument, unimplemented: str = "error") -> ir.Protoco
         protocol_version=meta.version if meta.version is not None else raw.located_version,
         title=title if isinstance(title, str) else None,
         unenforced=tuple(dropped) if unimplemented == "warn" else (),
+        batches=declares_batches(raw.data),
     )
+
+
+def declares_batches(root: object) -> bool:
+    """Whether the schema's root accepts JSON-RPC batches: one of its ``anyOf``/``oneOf``
+    members is of ``type: array`` (upstream's ``AgentBatchCall``... in the v2 drafts)."""
+    if not isinstance(root, dict):
+        return False
+    for keyword in ("anyOf", "oneOf"):
+        members = root.get(keyword)
+        if isinstance(members, list) and any(
+            isinstance(m, dict) and (m.get("type") == "array" or "array" in (m.get("type") or ()))
+            for m in members
+        ):
+            return True
+    return False
 
 
 def unimplemented_message(keyword: str) -> str:

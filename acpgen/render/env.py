@@ -9,6 +9,7 @@ from pathlib import Path
 import jinja2
 
 from acpgen.render.filters import FILTERS
+from acpgen.runtime import runtime_digest
 
 
 def templates_dir() -> Path:
@@ -41,10 +42,15 @@ def template_files() -> list[Path]:
 STYLE_DIRS = {"pydantic": "python/pydantic", "dataclasses": "python/dataclasses", "typeddict": "python/typeddict", "mdx": "docs/mdx", "md": "docs/md"}
 
 
+#: the styles whose packages carry ``acpgen.runtime``
+PYTHON_RUNTIMES = frozenset({"pydantic", "dataclasses", "typeddict"})
+
+
 @lru_cache(maxsize=None)
 def templates_digest(style: str | None = None) -> str:
-    """sha256 over the templates a style renders with (all templates when ``style`` is None),
-    so that changing one style's templates does not touch another style's headers."""
+    """sha256 over the templates a style renders with (all templates when ``style`` is None)
+    and, for a Python style, the runtime modules its packages carry, so that changing one
+    style's templates does not touch another style's headers."""
     h = hashlib.sha256()
     root = templates_dir()
     folder = STYLE_DIRS.get(style or "", "")
@@ -56,4 +62,7 @@ def templates_digest(style: str | None = None) -> str:
         h.update(path.relative_to(root).as_posix().encode())
         h.update(b"\0")
         h.update(path.read_bytes())
+    if style in PYTHON_RUNTIMES or style is None:  # the runtime modules copied into packages
+        for name in sorted(PYTHON_RUNTIMES) if style is None else (style,):
+            h.update(runtime_digest(name).encode())
     return h.hexdigest()

@@ -86,6 +86,8 @@ class RpcView:
     error_type: str | None
     agent: tuple[MethodView, ...]
     client: tuple[MethodView, ...]
+    #: the schema declares JSON-RPC batches
+    batches: bool = False
 
 
 @dataclass(frozen=True)
@@ -473,7 +475,7 @@ def rpc_view(protocol: ir.Protocol, names: Names) -> RpcView:
                 seen.setdefault(m.handler, m)
         return tuple(sorted(seen.values(), key=lambda m: m.handler))
 
-    return RpcView(methods, error_type, side("agent"), side("client"))
+    return RpcView(methods, error_type, side("agent"), side("client"), protocol.batches)
 
 
 def build_module_view(protocol: ir.Protocol, names: Names, header: str) -> ModuleView:

@@ -3,15 +3,24 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: a2714ea5d1a87c8399489e80fd203f47057fa1f2380c8fd5f821d03c6ec3436c
+# input-hash: 5c546c504c426fb8ba97af88df2203d77db7c139ac8639e6d405bc44f54dfb65
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Annotated, Any, Final, Literal, Protocol, TypeAlias, cast
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Final,
+    Literal,
+    Protocol,
+    TypeAlias,
+    cast,
+)
 
-from ._jsonrpc import Connection, MethodSpec, Rpc, RpcError
+from ._jsonrpc import MethodSpec, Rpc, RpcError
 from ._runtime import (
     _ANY,
     _BOOL,
@@ -2447,7 +2456,19 @@ PROTOCOL_METHODS: Final[dict[str, MethodSpec]] = {
 
 RPC: Final = Rpc(METHODS, _CODEC, None)
 """This module's frames: ``RPC.parse(line)`` gives a typed frame, ``RPC.encode(frame)``
-the wire line; ``RPC.connect(side, reader, writer)`` a :class:`Connection`."""
+the wire line; ``RPC.connect(side, reader, writer)``, ``await RPC.stdio(side)`` and
+``await RPC.spawn(program, *args)`` a :class:`Connection`."""
+
+if TYPE_CHECKING:
+    from ._connection import Connection
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Connection":  # imported on use: importing the module needs no asyncio
+        from ._connection import Connection
+
+        return Connection
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------- interfaces
@@ -2577,7 +2598,7 @@ class RemoteAgent:
     its request and returns the result, validated as the method's result type (or sends
     its notification). A peer's error response raises :class:`RpcError`."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: "Connection") -> None:
         self.conn = conn
 
     async def authenticate(self, params: AuthenticateRequest) -> Any:
@@ -2770,7 +2791,7 @@ class RemoteClient:
     its request and returns the result, validated as the method's result type (or sends
     its notification). A peer's error response raises :class:`RpcError`."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: "Connection") -> None:
         self.conn = conn
 
     async def fs_read_text_file(

@@ -3,17 +3,28 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 2c56b8f95beb4d855e34cd4dc4f40ca6c1d933bfe848f8cb63f2c4b165f74f09
+# input-hash: 4b6871e5c5b45408e2b56e3e22a9daf4f1b5d500cc6ba4dfca8d67f01297d84d
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final, Literal, Protocol, Self, TypeAlias, Union, cast
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Final,
+    Literal,
+    Protocol,
+    Self,
+    TypeAlias,
+    Union,
+    cast,
+)
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter, model_validator
 from typing_extensions import Annotated
 
-from ._jsonrpc import Connection, MethodSpec, Rpc, RpcError
+from ._jsonrpc import MethodSpec, Rpc, RpcError
 from ._runtime import (
     _NON_NULL,
     _SKIP_INVALID,
@@ -1576,7 +1587,19 @@ PROTOCOL_METHODS: Final[dict[str, MethodSpec]] = {
 
 RPC: Final = Rpc(METHODS, _CODEC, None)
 """This module's frames: ``RPC.parse(line)`` gives a typed frame, ``RPC.encode(frame)``
-the wire line; ``RPC.connect(side, reader, writer)`` a :class:`Connection`."""
+the wire line; ``RPC.connect(side, reader, writer)``, ``await RPC.stdio(side)`` and
+``await RPC.spawn(program, *args)`` a :class:`Connection`."""
+
+if TYPE_CHECKING:
+    from ._connection import Connection
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Connection":  # imported on use: importing the module needs no asyncio
+        from ._connection import Connection
+
+        return Connection
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------- interfaces
@@ -1706,7 +1729,7 @@ class RemoteAgent:
     its request and returns the result, validated as the method's result type (or sends
     its notification). A peer's error response raises :class:`RpcError`."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: "Connection") -> None:
         self.conn = conn
 
     async def authenticate(self, params: AuthenticateRequest) -> Any:
@@ -1899,7 +1922,7 @@ class RemoteClient:
     its request and returns the result, validated as the method's result type (or sends
     its notification). A peer's error response raises :class:`RpcError`."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: "Connection") -> None:
         self.conn = conn
 
     async def fs_read_text_file(

@@ -3,14 +3,14 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: ef17df7e6e7737c72b80d3d7937ec1c068d42fc618d1bf92261c250f91d0a5a4
+# input-hash: ab4188075d4ccd248ba9119c661d9b2b4e2b63ccfa2269502918408e07bb0abb
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
-from typing import Any, Final, Literal, Protocol, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias, cast
 
 from typing_extensions import Annotated, NotRequired, TypedDict
 
-from ._jsonrpc import Connection, MethodSpec, Rpc, RpcError
+from ._jsonrpc import MethodSpec, Rpc, RpcError
 from ._runtime import (
     _CONFIG,
     _CONFIG_FORBID,
@@ -1345,7 +1345,19 @@ PROTOCOL_METHODS: Final[dict[str, MethodSpec]] = {
 
 RPC: Final = Rpc(METHODS, _CODEC, None)
 """This module's frames: ``RPC.parse(line)`` gives a typed frame, ``RPC.encode(frame)``
-the wire line; ``RPC.connect(side, reader, writer)`` a :class:`Connection`."""
+the wire line; ``RPC.connect(side, reader, writer)``, ``await RPC.stdio(side)`` and
+``await RPC.spawn(program, *args)`` a :class:`Connection`."""
+
+if TYPE_CHECKING:
+    from ._connection import Connection
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Connection":  # imported on use: importing the module needs no asyncio
+        from ._connection import Connection
+
+        return Connection
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------- interfaces
@@ -1475,7 +1487,7 @@ class RemoteAgent:
     its request and returns the result, validated as the method's result type (or sends
     its notification). A peer's error response raises :class:`RpcError`."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: "Connection") -> None:
         self.conn = conn
 
     async def authenticate(self, params: AuthenticateRequest) -> Any:
@@ -1668,7 +1680,7 @@ class RemoteClient:
     its request and returns the result, validated as the method's result type (or sends
     its notification). A peer's error response raises :class:`RpcError`."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: "Connection") -> None:
         self.conn = conn
 
     async def fs_read_text_file(

@@ -1,43 +1,50 @@
-{{ header }}
-"""JSON-RPC 2.0 for ACP: frames typed by method, a router and an asyncio connection.
+"""JSON-RPC 2.0 for ACP: frames typed by method, their errors, and :class:`Rpc`.
 
 Standard library only. Every generated module of this package binds this code to its
 own types and method table (``<module>.RPC``, ``<module>.Agent``, ...); nothing here
 names a method or a type of ACP.
 
 * :meth:`Rpc.parse` classifies one frame (a line of bytes or text, or parsed JSON) as a
-  :class:`Request`, :class:`Notification`, :class:`Response` or :class:`ErrorResponse`,
-  with ``params`` (``result``) validated as the type of its method; an extension method
-  (leading ``_``) keeps its params as received; any other unknown method is a
-  :class:`MethodNotFound`. A frame that cannot be accepted raises :class:`FrameError`,
-  which carries the JSON-RPC error to answer with.
-* :class:`Router` hands an incoming frame to a handler object (one ``async`` method per
-  wire method, named as in the module's ``Agent`` / ``Client`` protocols) and builds the
-  response frame.
-* :class:`Connection` serves a handler over newline-delimited JSON streams and sends
-  typed requests and notifications to the peer.
+  :class:`Request`, :class:`Notification`, :class:`Response` or :class:`ErrorResponse`
+  (a :class:`Batch` of them where the schema declares batches), with ``params``
+  (``result``) validated as the type of its method; an extension method (leading ``_``)
+  keeps its params as received; any other unknown method is a :class:`MethodNotFound`. A
+  frame that cannot be accepted raises :class:`FrameError`, which carries the JSON-RPC
+  error to answer with; a response whose result is not valid for its method raises
+  :class:`InvalidResultError`, which keeps the raw result.
+* ``_router.py``: :class:`Router` hands an incoming frame to a handler object and builds
+  the response frame.
+* ``_connection.py``: :class:`Connection` serves a handler over newline-delimited JSON
+  streams and sends typed requests and notifications to the peer.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Final, Generic, NamedTuple, TypeVar
 
-if TYPE_CHECKING:  # asyncio and logging are imported when a connection is made: the
-    import asyncio  # modules that import this one stay quick to import
-    import logging
+if TYPE_CHECKING:  # asyncio is imported when a connection is made: the modules that
+    import asyncio  # import this one stay quick to import
+
+    from ._connection import Connection
 
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600
 METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
+#: ACP's "request cancelled": the answer to a request cancelled by ``$/cancel_request``,
+#: by a handler raising ``CancelledError``, or by the connection closing
+REQUEST_CANCELLED: Final = -32800
 
-#: the longest line a :class:`Connection` reads (a longer one is answered -32600)
-MAX_LINE: Final = 64 * 1024 * 1024
+#: the longest line a :class:`Connection` reads by default (``max_line=`` changes it per
+#: connection): a longer request is answered with an error carrying its own id, a longer
+#: response fails the request it answers with :class:`OversizedFrameError`
+DEFAULT_MAX_LINE: Final = 32 * 1024 * 1024
+#: the former name of :data:`DEFAULT_MAX_LINE`
+MAX_LINE: Final = DEFAULT_MAX_LINE
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -147,6 +154,75 @@ class FrameError(RpcError):
         return (json.dumps(self.response(), separators=(",", ":")) + "\n").encode()
 
 
+class RemoteError(RpcError):
+    """The peer answered one of our requests with an error: ``method`` and ``id`` name
+    that request. A handler that lets it escape is answered -32603 (internal error) with
+    ``data`` naming the inner method and code, never with the inner error as its own;
+    ``raise exc.forward()`` answers with the peer's error on purpose."""
+
+    def __init__(
+        self, code: int, message: str, data: Any = None, *, method: str, id: Id
+    ) -> None:
+        super().__init__(code, message, data)
+        self.method = method
+        self.id = id
+
+    def __str__(self) -> str:
+        return f"{self.method}: {self.message} ({self.code})"
+
+    def forward(self) -> RpcError:
+        """The same error as a plain :class:`RpcError`, to answer an outer request with."""
+        return RpcError(self.code, self.message, self.data)
+
+
+class InvalidResultError(Exception):
+    """A response to our request whose ``result`` is not valid for its method (a newer
+    peer, or a broken one). ``raw`` is the result as received (parsed JSON), ``detail``
+    what the binding found wrong. Not an :class:`RpcError`: the peer did not answer with
+    an error."""
+
+    def __init__(self, method: str, id: Id, raw: Any, detail: Any) -> None:
+        super().__init__(f"invalid result for {method!r} (id {id!r}): {detail}")
+        self.method = method
+        self.id = id
+        self.raw = raw
+        self.detail = detail
+
+
+class ConnectionClosedError(ConnectionError):
+    """A request that no answer can reach: the connection is closed (or closing), the peer
+    went away, or the connection is not serving (nothing reads the peer's answers).
+    ``reason`` says which."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class OversizedFrameError(Exception):
+    """The answer to our request came on a line longer than the connection's
+    ``max_line``: it was skipped unread. ``size`` is the line's length in bytes."""
+
+    def __init__(self, method: str, id: Id, size: int, limit: int) -> None:
+        super().__init__(
+            f"the answer to {method!r} (id {id!r}) is a line of {size} bytes, over the"
+            f" connection's limit of {limit} bytes"
+        )
+        self.method = method
+        self.id = id
+        self.size = size
+        self.limit = limit
+
+
+@dataclass(slots=True)
+class Batch:
+    """A JSON-RPC 2.0 batch (an array of calls), where the schema declares batches: each
+    item is a frame, or the :class:`FrameError` (:class:`InvalidResultError`) it raised.
+    """
+
+    items: list[Frame | FrameError | InvalidResultError]
+
+
 Frame = (
     Request[Any]
     | Notification[Any]
@@ -198,9 +274,16 @@ class Rpc:
     """One module's method table bound to its binding style: parses and builds frames."""
 
     def __init__(
-        self, methods: tuple[MethodSpec, ...], codec: Codec, error_type: Any
+        self,
+        methods: tuple[MethodSpec, ...],
+        codec: Codec,
+        error_type: Any,
+        *,
+        batches: bool = False,
     ) -> None:
         self.methods = methods
+        #: whether the schema declares JSON-RPC batches (a root member that is an array)
+        self.batches = batches
         self.codec = codec
         self.error_type = error_type
         self._by_kind: dict[tuple[str, str], MethodSpec] = {}
@@ -232,10 +315,12 @@ class Rpc:
         *,
         side: str | None = None,
         method_of: Callable[[Id], str | None] | None = None,
-    ) -> Frame:
+    ) -> Frame | Batch:
         """Classify and validate one frame. ``side`` ("agent" or "client") limits the
         requests and notifications to those that side implements; ``method_of`` gives
-        the method of the request a response answers (a response is typed by it)."""
+        the method of the request a response answers (a response is typed by it). An
+        array is a :class:`Batch` where the schema declares batches (an empty one is
+        invalid), an invalid request elsewhere."""
         if isinstance(frame, (bytes, bytearray, str)):
             reader = self._readers.get(side, _MISSING)
             if reader is _MISSING:
@@ -256,11 +341,37 @@ class Rpc:
                 ) from None
         else:
             data = frame
+        if type(data) is list and self.batches:
+            if not data:
+                raise FrameError(
+                    INVALID_REQUEST, "Invalid request", "empty batch", answer=True
+                )
+            items: list[Frame | FrameError | InvalidResultError] = []
+            for item in data:
+                try:
+                    if type(item) is list:  # a batch holds calls, not batches
+                        raise FrameError(
+                            INVALID_REQUEST,
+                            "Invalid request",
+                            "a batch item is a JSON object",
+                            answer=True,
+                        )
+                    frame = self.parse(item, side=side, method_of=method_of)
+                except (FrameError, InvalidResultError) as exc:
+                    items.append(exc)
+                else:
+                    assert not isinstance(frame, Batch)
+                    items.append(frame)
+            return Batch(items)
         if type(data) is not dict:
             raise FrameError(
                 INVALID_REQUEST,
                 "Invalid request",
-                "a frame is a JSON object (batches are not used by ACP)",
+                (
+                    "a frame is a JSON object or a non-empty array (a batch)"
+                    if self.batches
+                    else "a frame is a JSON object (this schema declares no batches)"
+                ),
                 answer=True,
             )
         rid = data.get("id", _MISSING)
@@ -309,12 +420,8 @@ class Rpc:
         try:
             result = self.codec.load(spec.result, data["result"])
         except self.codec.errors as exc:
-            raise FrameError(
-                INVALID_PARAMS,
-                "Invalid result",
-                self.codec.describe(exc),
-                id=rid,
-                answer=False,
+            raise InvalidResultError(
+                str(method), rid, data["result"], self.codec.describe(exc)
             ) from None
         return Response(rid, result, method)
 
@@ -463,33 +570,37 @@ class Rpc:
         return json.loads(self.encode(frame))  # type: ignore[no-any-return]
 
     def connect(
-        self, side: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        side: str,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        **options: Any,
     ) -> Connection:
-        """A :class:`Connection` for ``side`` ("agent" or "client") over these streams."""
-        return Connection(self, side, reader, writer)
+        """A :class:`Connection` for ``side`` ("agent" or "client") over these streams
+        (``options``: the connection's ``max_line``, ``max_in_flight``, ``logger``...).
+        """
+        from ._connection import Connection
 
-    async def stdio(self, side: str, *, limit: int = MAX_LINE) -> Connection:
+        return Connection(self, side, reader, writer, **options)
+
+    async def stdio(self, side: str, **options: Any) -> Connection:
         """A :class:`Connection` for ``side`` over this process's stdin and stdout: pipes,
         as an editor starts an agent, or files (read in a thread, written directly)."""
-        import asyncio
+        from ._connection import stdio_connection
 
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=limit)
-        try:
-            await loop.connect_read_pipe(
-                lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
-            )
-        except ValueError:  # not a pipe: feed the reader from a thread
-            loop.run_in_executor(None, _feed, loop, reader, sys.stdin.buffer)
-        writer: Any
-        try:
-            transport, protocol = await loop.connect_write_pipe(
-                asyncio.streams.FlowControlMixin, sys.stdout
-            )
-            writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-        except ValueError:
-            writer = _FileWriter(sys.stdout.buffer)
-        return Connection(self, side, reader, writer)
+        return await stdio_connection(self, side, **options)
+
+    async def spawn(
+        self, program: str, *args: str, side: str = "client", **options: Any
+    ) -> Connection:
+        """Start ``program`` (an agent command, by default: this is the ``client`` side)
+        with its stdin and stdout wired to a :class:`Connection`, its stderr inherited.
+        Closing the connection ends the process (stdin closed, then terminate, then
+        kill). ``options``: ``env``, ``cwd``, ``stderr`` for the process, and the
+        connection's own (``max_line``...)."""
+        from ._connection import spawn_connection
+
+        return await spawn_connection(self, side, program, *args, **options)
 
     def error(
         self, id: Id, code: int, message: str, data: Any = None
@@ -499,306 +610,3 @@ class Rpc:
         if data is not None:
             body["data"] = data
         return ErrorResponse(id, self._load_error(body))
-
-
-def _feed(
-    loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, source: Any
-) -> None:
-    """Copy lines of a file into ``reader`` (in a thread)."""
-    while True:
-        chunk = source.readline()
-        if not chunk:
-            loop.call_soon_threadsafe(reader.feed_eof)
-            return
-        loop.call_soon_threadsafe(reader.feed_data, chunk)
-
-
-class _FileWriter:
-    """The part of ``asyncio.StreamWriter`` a connection uses, over a plain file."""
-
-    def __init__(self, target: Any) -> None:
-        self.target = target
-
-    def write(self, data: bytes) -> None:
-        self.target.write(data)
-
-    async def drain(self) -> None:
-        self.target.flush()
-
-    def close(self) -> None:
-        self.target.flush()
-
-    async def wait_closed(self) -> None:
-        return None
-
-
-# ---------------------------------------------------------------- router
-
-
-class Router:
-    """Serves one side: validates an incoming frame, calls the handler's method for it,
-    validates the result and returns the response frame (``None`` for a notification).
-
-    A method the handler does not implement, or an unknown one, is answered -32601;
-    invalid params -32602 with the binding's error text and path in ``data``; an
-    exception from the handler -32603, or its own code when it raises :class:`RpcError`.
-    Extension methods (leading ``_``) go to the handler's ``extension_request`` /
-    ``extension_notification`` with the params as received."""
-
-    def __init__(
-        self, rpc: Rpc, side: str, handler: Any, logger: logging.Logger | None = None
-    ) -> None:
-        import logging
-
-        self.rpc = rpc
-        self.side = side
-        self.handler = handler
-        self.log = logger or logging.getLogger(__name__)
-
-    async def handle(self, frame: Frame) -> bytes | None:
-        """The response line for ``frame`` (an incoming request or notification)."""
-        rpc = self.rpc
-        if type(frame) is MethodNotFound:
-            if frame.request:
-                return rpc.encode(
-                    rpc.error(
-                        frame.id,
-                        METHOD_NOT_FOUND,
-                        "Method not found",
-                        {"method": frame.method},
-                    )
-                )
-            self.log.warning("notification of unknown method %r ignored", frame.method)
-            return None
-        if type(frame) is Request:
-            try:
-                result = await self._call(frame.method, "request", frame.params)
-            except RpcError as exc:
-                return rpc.encode(rpc.error(frame.id, exc.code, exc.message, exc.data))
-            except (
-                Exception
-            ) as exc:  # noqa: BLE001 - the peer gets -32603, the log the traceback
-                self.log.exception("handler of %r failed", frame.method)
-                return rpc.encode(
-                    rpc.error(
-                        frame.id,
-                        INTERNAL_ERROR,
-                        "Internal error",
-                        f"{type(exc).__name__}: {exc}",
-                    )
-                )
-            return rpc.encode(Response(frame.id, result, frame.method))
-        if type(frame) is Notification:
-            try:
-                await self._call(frame.method, "notification", frame.params)
-            except Exception:  # noqa: BLE001 - notifications are never answered
-                self.log.exception("handler of notification %r failed", frame.method)
-            return None
-        raise TypeError(
-            f"a router handles requests and notifications, not {type(frame).__name__}"
-        )
-
-    async def _call(self, method: str, kind: str, params: Any) -> Any:
-        spec = self.rpc.receives(self.side).get((method, kind))
-        if spec is None:  # an extension method
-            name = (
-                "extension_request" if kind == "request" else "extension_notification"
-            )
-            fn = getattr(self.handler, name, None)
-            if fn is None:
-                if kind == "request":
-                    raise RpcError.method_not_found(method)
-                return None
-            return await fn(method, params)
-        fn = getattr(self.handler, spec.handler, None)
-        if fn is None:
-            raise RpcError.method_not_found(method)
-        result = await fn(params)
-        if kind == "notification" or spec.result is None:
-            return result
-        try:  # what the handler returns must be a valid result: check it before sending
-            return self.rpc.codec.load(spec.result, self.rpc.codec.dump(result))
-        except self.rpc.codec.errors as exc:
-            raise RpcError(
-                INTERNAL_ERROR,
-                "Internal error",
-                "invalid result: " + str(self.rpc.codec.describe(exc)),
-            ) from None
-
-    async def handle_line(self, line: bytes | str) -> bytes | None:
-        """Parse one incoming line and answer it: the response line, or ``None``."""
-        try:
-            frame = self.rpc.parse(line, side=self.side)
-        except FrameError as exc:
-            if exc.answer:
-                return exc.response_line()
-            self.log.warning("frame rejected: %s", exc.message)
-            return None
-        if type(frame) in (Response, ErrorResponse):
-            self.log.warning("response to id %r with no request in flight", frame.id)  # type: ignore[union-attr]
-            return None
-        return await self.handle(frame)
-
-
-# ---------------------------------------------------------------- connection
-
-
-class Connection:
-    """A JSON-RPC connection over newline-delimited JSON streams (stdio, a pipe, a
-    socket). It serves ``handler`` for ``side`` through a :class:`Router` (each incoming
-    request in a task of its own, so requests to the peer can be made while one is
-    being handled) and sends typed requests and notifications to the peer.
-
-    Bad frames from the peer get the answer JSON-RPC asks for (or a log line when it
-    asks for none) and the connection goes on serving."""
-
-    def __init__(
-        self,
-        rpc: Rpc,
-        side: str,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        *,
-        logger: logging.Logger | None = None,
-    ) -> None:
-        import asyncio
-        import logging
-
-        self.rpc = rpc
-        self.side = side
-        self.reader = reader
-        self.writer = writer
-        self.log = logger or logging.getLogger(__name__)
-        self.router: Router | None = None
-        self._ids = itertools.count()
-        self._pending: dict[Id, tuple[str, asyncio.Future[Any]]] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._lock = asyncio.Lock()
-
-    # -- sending ---------------------------------------------------------------------
-    async def _write(self, line: bytes) -> None:
-        async with self._lock:
-            self.writer.write(line)
-            await self.writer.drain()
-
-    async def request(self, method: str, params: Any) -> Any:
-        """Send a request and wait for its result, validated as the method's result type.
-        Raises :class:`RpcError` when the peer answers with an error."""
-        import asyncio
-
-        rid = next(self._ids)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[rid] = (method, future)
-        try:
-            await self._write(self.rpc.encode(Request(rid, method, params)))
-            return await future
-        finally:
-            self._pending.pop(rid, None)
-
-    async def notify(self, method: str, params: Any) -> None:
-        """Send a notification (nothing to wait for but the write)."""
-        await self._write(self.rpc.encode(Notification(method, params)))
-
-    # -- serving ---------------------------------------------------------------------
-    def _method_of(self, rid: Id) -> str | None:
-        entry = self._pending.get(rid)
-        return entry[0] if entry else None
-
-    async def _readline(self) -> bytes | None:
-        """The next line; ``None`` at the end of the stream. A line over the reader's
-        limit is dropped and answered -32600."""
-        import asyncio
-
-        while True:
-            try:
-                return await self.reader.readuntil(b"\n")
-            except asyncio.IncompleteReadError as exc:
-                return exc.partial or None
-            except asyncio.LimitOverrunError as exc:
-                await self.reader.readexactly(exc.consumed)
-                while True:  # drop the rest of the oversized line
-                    try:
-                        await self.reader.readuntil(b"\n")
-                        break
-                    except asyncio.LimitOverrunError as more:
-                        await self.reader.readexactly(more.consumed)
-                    except asyncio.IncompleteReadError:
-                        return None
-                await self._write(
-                    FrameError(
-                        INVALID_REQUEST,
-                        "Invalid request",
-                        "frame too large",
-                        answer=True,
-                    ).response_line()
-                )
-
-    async def serve(self, handler: Any) -> None:
-        """Serve ``handler`` (an ``Agent`` or ``Client`` of the module, or any object with
-        its methods): read and answer frames until the peer closes the stream."""
-        self.router = Router(self.rpc, self.side, handler, self.log)
-        try:
-            while True:
-                line = await self._readline()
-                if line is None:
-                    break
-                if not line.strip():
-                    continue
-                self._dispatch(line)
-        finally:
-            for _, future in self._pending.values():
-                if not future.done():
-                    future.set_exception(
-                        ConnectionError("the peer closed the connection")
-                    )
-
-    def _dispatch(self, line: bytes) -> None:
-        try:
-            frame = self.rpc.parse(line, side=self.side, method_of=self._method_of)
-        except FrameError as exc:
-            if exc.answer:
-                self._spawn(self._write(exc.response_line()))
-            else:
-                entry = self._pending.get(exc.id)
-                if entry is not None and not entry[1].done():
-                    entry[1].set_exception(exc)  # a malformed answer to our own request
-                else:
-                    self.log.warning("frame rejected: %s (%s)", exc.message, exc.data)
-            return
-        kind = type(frame)
-        if kind is Response or kind is ErrorResponse:
-            entry = self._pending.get(frame.id)  # type: ignore[union-attr]
-            if entry is None or entry[1].done():
-                self.log.warning("response to id %r with no request in flight", frame.id)  # type: ignore[union-attr]
-            elif kind is Response:
-                entry[1].set_result(frame.result)  # type: ignore[union-attr]
-            else:
-                error = self.rpc.codec.dump(frame.error)  # type: ignore[union-attr]
-                entry[1].set_exception(
-                    RpcError(error["code"], error["message"], error.get("data"))
-                )
-            return
-        self._spawn(self._answer(frame))
-
-    async def _answer(self, frame: Frame) -> None:
-        assert self.router is not None
-        line = await self.router.handle(frame)
-        if line is not None:
-            await self._write(line)
-
-    def _spawn(self, work: Any) -> None:
-        import asyncio
-
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def close(self) -> None:
-        """Stop writing; tasks still answering requests are cancelled."""
-        for task in list(self._tasks):
-            task.cancel()
-        self.writer.close()
-        try:
-            await self.writer.wait_closed()
-        except (ConnectionError, OSError):
-            pass

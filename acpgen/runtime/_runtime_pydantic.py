@@ -1,4 +1,3 @@
-{{ header }}
 """What every module of this package shares (Pydantic v2): the base model, the markers
 that implement the schema's ``x-deserialize-*`` leniency, tagged-union routing and the
 JSON-RPC codec. Imported relatively by the modules beside it."""
@@ -12,6 +11,11 @@ from pydantic import ValidationError as PydanticValidationError
 from pydantic_core import CoreSchema, core_schema, to_json
 
 from ._jsonrpc import Codec, MethodSpec
+from ._alternatives import (
+    _alternatives_problem as _alternatives_problem,
+    _Branch as _Branch,
+    _Group as _Group,
+)
 
 
 class AcpBaseModel(BaseModel):
@@ -222,9 +226,6 @@ def _unset_invalid(model: BaseModel, attrs: tuple[str, ...]) -> None:
     for attr in attrs:
         if getattr(model, attr) is None:
             model.model_fields_set.discard(attr)
-
-
-{% include "python/_alternatives.py.jinja" %}
 
 
 def _check_alternatives(model: BaseModel) -> None:

@@ -1,4 +1,3 @@
-{{ header }}
 """What every module of this package shares (TypedDict): the ``Annotated`` markers that
 give ``pydantic.TypeAdapter`` the schema's constraints, leniency and union routing, and
 the JSON-RPC codec. Importing needs only ``typing_extensions``; pydantic is imported when
@@ -10,6 +9,11 @@ import json
 from typing import Any, Callable, Final
 
 from ._jsonrpc import Codec
+from ._alternatives import (
+    _alternatives_problem as _alternatives_problem,
+    _Branch as _Branch,
+    _Group as _Group,
+)
 
 _CONFIG: Final[dict[str, Any]] = {"extra": "allow", "strict": True}
 _CONFIG_FORBID: Final[dict[str, Any]] = {"extra": "forbid", "strict": True}
@@ -177,9 +181,6 @@ class _Route:
                     raise exc from None
 
         return core_schema.no_info_wrap_validator_function(validate, union)
-
-
-{% include "python/_alternatives.py.jinja" %}
 
 
 def _require_alternatives(groups: tuple[_Group, ...]) -> Any:

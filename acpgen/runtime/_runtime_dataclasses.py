@@ -1,4 +1,3 @@
-{{ header }}
 """What every module of this package shares (dataclasses, standard library only): the
 base class, the ``load``/``dump`` engine (specs, their interpreter and the compiler that
 turns them into Python functions on first use) and the JSON-RPC codec. Each module keeps
@@ -13,6 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Final, TypeVar, dataclass_transform
 
 from ._jsonrpc import Codec
+from ._alternatives import (
+    _alternatives_problem as _alternatives_problem,
+    _Branch as _Branch,
+    _Group as _Group,
+)
 
 
 class ValidationError(ValueError):
@@ -426,9 +430,6 @@ class _F:
         if self.unset is _MISSING:
             self.unset = self.make_default()  # never handed out, so never mutated
         return bool(value == self.unset)
-
-
-{% include "python/_alternatives.py.jinja" %}
 
 
 def _decodes(spec: _Spec, value: Any) -> bool:

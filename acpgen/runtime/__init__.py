@@ -1,0 +1,48 @@
+"""The runtime every generated Python package carries, as real modules of acpgen.
+
+Each file here is type-checked and tested as part of acpgen, and copied verbatim, under the
+generated header, into every package acpgen writes (``acpgen.render.render_package_runtime``):
+
+* ``_jsonrpc.py``: JSON-RPC 2.0 frames typed by method, their errors, the codec interface
+  and :class:`Rpc` (parse and encode), the same in every style;
+* ``_router.py`` and ``_connection.py``: the router that answers a frame, and the asyncio
+  connection (line reader, lifecycle, ordering, backpressure, cancellation);
+* ``_alternatives.py``: sibling unions, checked on an object's wire form;
+* ``_runtime_<style>.py``: the style's base classes, leniency markers and codec, written as
+  ``_runtime.py`` in the package.
+
+Nothing here names a method or a type of ACP: the generated modules bind it to their own
+method table. The files import each other relatively, so the copies work wherever a package
+is vendored. This ``__init__`` imports none of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+
+RUNTIME_DIR = Path(__file__).resolve().parent
+
+#: the modules shared by every style, by file name (written under the same name)
+SHARED = ("_jsonrpc.py", "_router.py", "_connection.py", "_skim.py", "_alternatives.py")
+
+
+def package_files(style: str) -> tuple[tuple[str, Path], ...]:
+    """(file name in the generated package, source file) for each runtime file of ``style``."""
+    own = RUNTIME_DIR / f"_runtime_{style}.py"
+    if not own.is_file():
+        raise ValueError(f"no runtime for style {style!r}")
+    shared = tuple((name, RUNTIME_DIR / name) for name in SHARED)
+    return (("_runtime.py", own),) + shared
+
+
+@lru_cache(maxsize=None)
+def runtime_digest(style: str) -> str:
+    """sha256 over the runtime files of ``style`` (names and bytes)."""
+    h = hashlib.sha256()
+    for name, path in package_files(style):
+        h.update(name.encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()

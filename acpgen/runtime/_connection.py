@@ -1,0 +1,865 @@
+"""The asyncio connection: newline-delimited JSON-RPC over a pair of streams.
+
+What it promises (the README's "The JSON-RPC layer" says the same for users):
+
+* **Lines of any size.** It reads lines itself (``reader.read``), whatever the reader's
+  own limit, up to ``max_line`` bytes (:data:`DEFAULT_MAX_LINE`). A longer line is never
+  held whole: a request on it is answered with an error carrying its own id, a response
+  to one of our requests fails that request with :class:`OversizedFrameError`; when
+  neither can be known the line is logged, and the connection closes if one of our
+  requests could be waiting for it. Every line it cannot handle is logged, and answered
+  where JSON-RPC allows.
+* **A lifecycle.** :meth:`Connection.start` (or :meth:`~Connection.serve`) starts reading;
+  :meth:`~Connection.close`, the peer closing its output, or a failed write closes it. A
+  request made when no answer can come (closed, peer gone, not serving) raises
+  :class:`ConnectionClosedError` at once, and so do the requests in flight when the
+  connection closes; ``await conn.closed`` waits for the end. Closing cancels the
+  handlers still running, which answer -32800 while the peer can still read.
+* **Order.** Notifications are handled one at a time, in arrival order, on the whole
+  connection; the answer to one of our requests is delivered after every notification
+  that arrived before it has been handled (``session/prompt`` returns with every update
+  of the turn seen), except for a request made by a notification handler, whose answer
+  is delivered at once (no deadlock). Requests from the peer run concurrently.
+* **Backpressure.** At most ``max_in_flight`` incoming requests and notifications are
+  running or queued; past that the connection stops reading until one completes, unless
+  every running handler is waiting for one of our requests (then it reads on, so that
+  their answers get through).
+* **Cancellation.** ``$/cancel_request`` cancels the handler's task, which is answered
+  -32800; a handler raising ``CancelledError`` is answered -32800 too. Cancelling the
+  task that awaits :meth:`~Connection.request` sends ``$/cancel_request`` for its id when
+  the module's schema has that method.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextvars
+import itertools
+import logging
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from ._jsonrpc import (
+    DEFAULT_MAX_LINE,
+    INVALID_REQUEST,
+    Batch,
+    ConnectionClosedError,
+    ErrorResponse,
+    Frame,
+    FrameError,
+    Id,
+    InvalidResultError,
+    MethodNotFound,
+    Notification,
+    OversizedFrameError,
+    RemoteError,
+    Request,
+    Response,
+    Rpc,
+)
+from ._router import RequestContext, Router, batch_line
+from ._skim import SKIM, skim
+
+#: incoming requests running plus notifications queued, past which reading pauses
+DEFAULT_MAX_IN_FLIGHT: Final = 64
+#: seconds a closing connection gives its handlers to answer and a spawned agent to exit
+CLOSE_GRACE: Final = 2.0
+#: bytes asked of the reader at a time
+READ_CHUNK: Final = 256 * 1024
+#: the method that cancels a request (ACP's protocol-level notification)
+CANCEL_METHOD: Final = "$/cancel_request"
+
+# the connection whose notification handler the current task runs (its requests' answers
+# skip the queue), and the handler (request context or notification) it runs for
+_IN_NOTIFICATION: contextvars.ContextVar[Connection | None] = contextvars.ContextVar(
+    "acp_in_notification", default=None
+)
+_HANDLER: contextvars.ContextVar[tuple[Connection, object] | None] = (
+    contextvars.ContextVar("acp_handler", default=None)
+)
+_MISSING: Final = object()
+
+
+@dataclass(slots=True)
+class _Pending:
+    """One of our requests waiting for its answer."""
+
+    method: str
+    future: asyncio.Future[Any]
+    #: made by a notification handler: its answer is delivered at once
+    urgent: bool
+    sent: bool = False
+
+
+@dataclass(slots=True)
+class _Reply:
+    """An answer to deliver after the notifications queued before it."""
+
+    pending: _Pending
+    result: Any = None
+    error: BaseException | None = None
+
+
+@dataclass(slots=True)
+class _BatchAnswer:
+    """The answers of one batch's calls, written as one array when all are in."""
+
+    lines: list[bytes] = field(default_factory=list)
+    waiting: int = 0
+
+
+class Connection:
+    """A JSON-RPC connection over newline-delimited JSON streams (stdio, a pipe, a
+    socket): serves a handler for ``side`` through a :class:`Router` and sends typed
+    requests and notifications to the peer. See the module docstring for its promises.
+
+    ``max_line``: the longest line read, in bytes; ``max_in_flight``: incoming work
+    running or queued before reading pauses; ``drain_timeout``: seconds a closing
+    connection keeps handling the notifications already received; ``process``: the
+    agent process behind the streams (:meth:`Rpc.spawn`), ended on close."""
+
+    def __init__(
+        self,
+        rpc: Rpc,
+        side: str,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        logger: logging.Logger | None = None,
+        max_line: int = DEFAULT_MAX_LINE,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+        drain_timeout: float = 5.0,
+        process: asyncio.subprocess.Process | None = None,
+    ) -> None:
+        if max_line < 2 or max_in_flight < 1:
+            raise ValueError("max_line must be >= 2 and max_in_flight >= 1")
+        self.rpc = rpc
+        self.side = side
+        self.reader = reader
+        self.writer = writer
+        self.log = logger or logging.getLogger(__name__)
+        self.max_line = max_line
+        self.max_in_flight = max_in_flight
+        self.drain_timeout = drain_timeout
+        self.process = process
+        self.router: Router | None = None
+        self._loop = asyncio.get_running_loop()
+        self._ids = itertools.count()
+        self._pending: dict[Id, _Pending] = {}
+        self._incoming: dict[Id, tuple[asyncio.Task[None], RequestContext]] = {}
+        self._inbox: collections.deque[Notification[Any] | _Reply] = collections.deque()
+        self._inbox_ready = asyncio.Event()
+        self._queued_notes = 0
+        self._note_running = False
+        self._requests_running = 0
+        self._waiting: collections.Counter[object] = collections.Counter()
+        self._wake = asyncio.Event()
+        self._write_lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._reader_task: asyncio.Task[None] | None = None
+        self._consumer_task: asyncio.Task[None] | None = None
+        self._closing = False
+        self._close_reason = ""
+        self._closed: asyncio.Future[None] = self._loop.create_future()
+        self._cancel_spec = rpc.spec(CANCEL_METHOD, "notification")
+
+    # -- lifecycle -------------------------------------------------------------------
+    def start(self, handler: Any) -> None:
+        """Serve ``handler`` (an ``Agent`` or ``Client`` of the module, or any object
+        with its methods) from now on: reading starts before this returns."""
+        if self._closing:
+            raise ConnectionClosedError(self._close_reason)
+        if self._reader_task is not None:
+            raise RuntimeError("this connection is serving already")
+        self.router = Router(self.rpc, self.side, handler, self.log)
+        self._reader_task = self._loop.create_task(self._read_loop())
+        self._consumer_task = self._loop.create_task(self._consume())
+
+    async def serve(self, handler: Any) -> None:
+        """:meth:`start` (unless started), then wait until the connection is closed (the
+        peer closed its output, :meth:`close` was called, or the peer went away).
+        Cancelling it closes the connection."""
+        if self._reader_task is None:
+            self.start(handler)
+        try:
+            await asyncio.shield(self._closed)
+        except asyncio.CancelledError:
+            await asyncio.shield(self.close("serve() was cancelled"))
+            raise
+
+    @property
+    def closed(self) -> asyncio.Future[None]:
+        """An awaitable that completes when the connection is closed."""
+        return asyncio.shield(self._closed)
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether the connection is closed or closing (no request can be answered)."""
+        return self._closing
+
+    @property
+    def close_reason(self) -> str:
+        """Why the connection closed ("" while it is open)."""
+        return self._close_reason
+
+    async def wait_closed(self) -> None:
+        await asyncio.shield(self._closed)
+
+    async def __aenter__(self) -> Connection:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self, reason: str = "closed by this side") -> None:
+        """Close: stop reading; fail our requests in flight with
+        :class:`ConnectionClosedError`; handle the notifications already received (for
+        at most ``drain_timeout`` s); cancel the handlers still running, which answer
+        -32800; close the output; end the spawned process. Waits for all of it."""
+        if self._closing:
+            await asyncio.shield(self._closed)
+            return
+        self._closing = True
+        self._close_reason = reason
+        self.log.debug("connection closing: %s", reason)
+        self._wake.set()
+        current = asyncio.current_task()
+        if self._reader_task is not None and self._reader_task is not current:
+            self._reader_task.cancel()
+        queued = {id(item.pending) for item in self._inbox if isinstance(item, _Reply)}
+        for pending in list(self._pending.values()):
+            if id(pending) not in queued and not pending.future.done():
+                pending.future.set_exception(ConnectionClosedError(reason))
+        for task, context in list(self._incoming.values()):
+            if task is current:
+                continue
+            if context.cancelled is not None:
+                context.cancelled.set()
+            task.cancel()
+        self._inbox_ready.set()
+        await self._drain()
+        busy = [t for t in self._tasks if not t.done() and t is not current]
+        if busy:
+            await asyncio.wait(busy, timeout=CLOSE_GRACE)
+        try:
+            self.writer.close()
+            await asyncio.wait_for(self.writer.wait_closed(), CLOSE_GRACE)
+        except (ConnectionError, OSError, asyncio.TimeoutError, RuntimeError):
+            pass
+        if self.process is not None:
+            await _end_process(self.process)
+        for task in self._tasks:
+            if not task.done() and task is not current:
+                task.cancel()
+        if not self._closed.done():
+            self._closed.set_result(None)
+
+    async def _drain(self) -> None:
+        """Let the queued notifications and answers through (for at most
+        ``drain_timeout`` s), then stop the consumer."""
+        consumer = self._consumer_task
+        current = asyncio.current_task()
+        if consumer is not None and not consumer.done() and consumer is not current:
+            self._inbox_ready.set()
+            try:
+                await asyncio.wait_for(asyncio.shield(consumer), self.drain_timeout)
+            except asyncio.TimeoutError:
+                consumer.cancel()
+                await asyncio.wait([consumer])
+        dropped = 0
+        while self._inbox:
+            item = self._inbox.popleft()
+            if isinstance(item, _Reply):
+                _resolve(item)
+            else:
+                dropped += 1
+        if dropped:
+            self.log.warning(
+                "%d notifications not handled: the connection closed (%s)",
+                dropped,
+                self._close_reason,
+            )
+
+    def _lost(self, reason: str) -> None:
+        """The peer went away, or the stream broke: close in the background."""
+        if not self._closing:
+            self._spawn(self.close(reason))
+
+    # -- sending ---------------------------------------------------------------------
+    async def _write(self, line: bytes, pending: _Pending | None = None) -> None:
+        async with self._write_lock:
+            if self._closed.done():
+                raise ConnectionClosedError(self._close_reason)
+            try:
+                self.writer.write(line)
+                if pending is not None:
+                    pending.sent = True
+                await self.writer.drain()
+            except (ConnectionError, OSError, RuntimeError) as exc:
+                reason = f"writing to the peer failed: {exc!r}"
+                self._lost(reason)
+                raise ConnectionClosedError(reason) from exc
+
+    async def _ready(self) -> None:
+        """Fail at once when no answer can come."""
+        if self._closing:
+            raise ConnectionClosedError(self._close_reason)
+        if self._reader_task is None:
+            await asyncio.sleep(0)  # a serve() task created just before gets to start
+            if self._closing:
+                raise ConnectionClosedError(self._close_reason)
+            if self._reader_task is None:
+                raise ConnectionClosedError(
+                    "the connection is not serving: nothing would read the answer"
+                    " (call start() or serve() first)"
+                )
+
+    async def request(self, method: str, params: Any) -> Any:
+        """Send a request and wait for its result, validated as the method's result type.
+
+        Raises :class:`RemoteError` when the peer answers with an error,
+        :class:`InvalidResultError` when its result is not valid for the method,
+        :class:`OversizedFrameError` when the answer is over ``max_line``, and
+        :class:`ConnectionClosedError` when no answer can come. Cancelling the awaiting
+        task sends ``$/cancel_request`` for it (where the schema has the method)."""
+        await self._ready()
+        rid = next(self._ids)
+        line = self.rpc.encode(Request(rid, method, params))
+        pending = _Pending(method, self._loop.create_future(), _urgent(self))
+        self._pending[rid] = pending
+        handler = _HANDLER.get()
+        mine = handler is not None and handler[0] is self
+        try:
+            await self._write(line, pending)
+            if mine:
+                assert handler is not None
+                self._waiting[handler[1]] += 1
+                self._wake.set()
+            try:
+                return await pending.future
+            finally:
+                if mine:
+                    assert handler is not None
+                    self._waiting[handler[1]] -= 1
+                    if self._waiting[handler[1]] <= 0:
+                        del self._waiting[handler[1]]
+        except asyncio.CancelledError:
+            if pending.sent and not pending.future.done():
+                self._send_cancel(rid)
+            raise
+        finally:
+            self._pending.pop(rid, None)
+
+    async def notify(self, method: str, params: Any) -> None:
+        """Send a notification (nothing to wait for but the write)."""
+        if self._closing:
+            raise ConnectionClosedError(self._close_reason)
+        await self._write(self.rpc.encode(Notification(method, params)))
+
+    def _send_cancel(self, rid: Id) -> None:
+        spec = self._cancel_spec
+        if spec is None or self._closing:
+            return
+        params: Any = {"requestId": rid}
+        if spec.params is not None:
+            try:
+                params = self.rpc.codec.load(spec.params, params)
+            except self.rpc.codec.errors:
+                pass
+        line = self.rpc.encode(Notification(CANCEL_METHOD, params))
+        self._spawn(self._write_quietly(line))
+
+    async def _write_quietly(self, line: bytes) -> None:
+        try:
+            await self._write(line)
+        except ConnectionClosedError as exc:
+            self.log.debug("not sent (%s): %r", exc.reason, line[:200])
+
+    def _spawn(self, work: Any) -> asyncio.Task[Any]:
+        task = self._loop.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # -- reading ---------------------------------------------------------------------
+    async def _read_loop(self) -> None:
+        reason = "the peer closed the connection"
+        buf = bytearray()
+        scanned = 0
+        read = self.reader.read
+        limit = self.max_line
+        try:
+            while True:
+                nl = buf.find(b"\n", scanned)
+                if nl >= 0:
+                    if nl > limit:  # over the limit, but it came whole in one read
+                        self._oversized(
+                            bytes(buf[:SKIM]), bytes(buf[nl - SKIM : nl]), nl
+                        )
+                    else:
+                        line = bytes(buf[:nl])
+                        if line.strip():
+                            self._dispatch(line)
+                    del buf[: nl + 1]
+                    scanned = 0
+                    if self._load() >= self.max_in_flight:
+                        await self._admit()
+                    continue
+                scanned = len(buf)
+                if scanned > limit:
+                    buf = await self._skip(buf)
+                    scanned = 0
+                    continue
+                chunk = await read(READ_CHUNK)
+                if not chunk:
+                    if buf.strip():
+                        self._dispatch(bytes(buf))
+                    break
+                buf += chunk
+        except _EndOfStream:
+            pass
+        except (ConnectionError, OSError) as exc:
+            reason = f"reading from the peer failed: {exc!r}"
+        except Exception as exc:  # noqa: BLE001 - the connection closes, saying why
+            self.log.exception("the connection's reader failed")
+            reason = f"the reader failed: {exc!r}"
+        self._lost(reason)
+
+    async def _skip(self, start: bytearray) -> bytearray:
+        """Skip the line that ``start`` begins (over ``max_line``, no newline yet) without
+        holding it; handle it from its two ends; return what follows its newline."""
+        head = bytes(start[:SKIM])
+        tail = bytes(start[-SKIM:])
+        size = len(start)
+        del start[:]
+        while True:
+            chunk = await self.reader.read(READ_CHUNK)
+            if not chunk:
+                self._oversized(head, tail, size)
+                raise _EndOfStream
+            nl = chunk.find(b"\n")
+            if nl >= 0:
+                break
+            size += len(chunk)
+            tail = (tail + chunk)[-SKIM:]
+        size += nl
+        tail = (tail + chunk[:nl])[-SKIM:]
+        self._oversized(head, tail, size)
+        return bytearray(chunk[nl + 1 :])
+
+    def _oversized(self, head: bytes, tail: bytes, size: int) -> None:
+        found = skim(head, tail)
+        limit = self.max_line
+        if found.kind == "call" and found.has_id:
+            self.log.warning(
+                "request %r (%s) is a line of %d bytes, over the limit of %d: answered"
+                " with an error",
+                found.id,
+                found.method,
+                size,
+                limit,
+            )
+            assert self.router is not None
+            data = {"reason": "line too long", "size": size, "limit": limit}
+            line = self.router.error_line(
+                found.id, INVALID_REQUEST, "Invalid request", data
+            )
+            self._spawn(self._write_quietly(line))
+        elif found.kind == "call":
+            self.log.warning(
+                "notification %s is a line of %d bytes, over the limit of %d: dropped",
+                found.method,
+                size,
+                limit,
+            )
+        elif found.has_id and found.id in self._pending:
+            pending = self._pending[found.id]
+            self.log.warning(
+                "the answer to %r (id %r) is a line of %d bytes, over the limit of %d",
+                pending.method,
+                found.id,
+                size,
+                limit,
+            )
+            error = OversizedFrameError(pending.method, found.id, size, limit)
+            self._settle(_Reply(pending, error=error))
+        elif found.has_id:
+            self.log.warning(
+                "a line of %d bytes (over the limit) answers id %r: no request in flight",
+                size,
+                found.id,
+            )
+        elif self._pending:
+            self.log.error(
+                "a line of %d bytes, over the limit of %d, could not be read: it may"
+                " answer one of our requests, which would then wait forever",
+                size,
+                limit,
+            )
+            self._lost(
+                f"an unreadable line of {size} bytes (over the limit of {limit})"
+            )
+        else:
+            self.log.error(
+                "a line of %d bytes, over the limit of %d, could not be read: dropped",
+                size,
+                limit,
+            )
+
+    def _load(self) -> int:
+        return self._requests_running + self._queued_notes + self._note_running
+
+    def _stalled(self) -> bool:
+        """Every running handler waits for one of our requests: reading must go on."""
+        running = self._requests_running + self._note_running
+        return running > 0 and len(self._waiting) >= running
+
+    async def _admit(self) -> None:
+        """Backpressure: wait until the incoming work is under the bound."""
+        while (
+            self._load() >= self.max_in_flight
+            and not self._stalled()
+            and not self._closing
+        ):
+            self._wake.clear()
+            await self._wake.wait()
+
+    # -- dispatching -----------------------------------------------------------------
+    def _method_of(self, rid: Id) -> str | None:
+        entry = self._pending.get(rid)
+        return entry.method if entry is not None else None
+
+    def _dispatch(self, line: bytes) -> None:
+        try:
+            frame = self.rpc.parse(line, side=self.side, method_of=self._method_of)
+        except (FrameError, InvalidResultError) as exc:
+            self._rejected(exc)
+            return
+        if isinstance(frame, Batch):
+            self._batch(frame)
+        else:
+            self._route(frame, None)
+
+    def _rejected(self, exc: FrameError | InvalidResultError) -> None:
+        """A frame that could not be accepted: answered, or failing our request."""
+        if isinstance(exc, FrameError) and exc.answer:
+            self.log.warning(
+                "frame rejected (answered): %s (%s)", exc.message, exc.data
+            )
+            self._spawn(self._write_quietly(exc.response_line()))
+            return
+        pending = self._pending.get(exc.id)
+        if pending is None or pending.future.done():
+            self.log.warning("frame rejected: %s", exc)
+            return
+        self.log.warning(
+            "the answer to %r (id %r) is invalid: %s", pending.method, exc.id, exc
+        )
+        if isinstance(exc, FrameError):
+            exc = InvalidResultError(
+                pending.method, exc.id, None, f"{exc.message}: {exc.data}"
+            )
+        self._settle(_Reply(pending, error=exc))
+
+    def _route(self, frame: Frame, batch: _BatchAnswer | None) -> None:
+        if isinstance(frame, Response):
+            self._answered(frame.id, frame.result, None)
+        elif isinstance(frame, ErrorResponse):
+            self._answered(frame.id, None, frame.error)
+        elif isinstance(frame, Request):
+            self._start_request(frame, batch)
+        elif isinstance(frame, MethodNotFound) and frame.request:
+            assert self.router is not None
+            line = self.router.error_line(
+                frame.id, -32601, "Method not found", {"method": frame.method}
+            )
+            self._reply(line, batch)
+        else:
+            assert isinstance(frame, (Notification, MethodNotFound))
+            if frame.method == CANCEL_METHOD:
+                self._cancel_incoming(frame.params)
+            if isinstance(frame, MethodNotFound):
+                if frame.method != CANCEL_METHOD:
+                    self.log.warning(
+                        "notification of unknown method %r ignored", frame.method
+                    )
+                return
+            self._queued_notes += 1
+            self._inbox.append(frame)
+            self._inbox_ready.set()
+
+    def _answered(self, rid: Id, result: Any, error: Any) -> None:
+        pending = self._pending.get(rid)
+        if pending is None or pending.future.done():
+            self.log.warning("response to id %r with no request in flight", rid)
+            return
+        if error is None:
+            self._settle(_Reply(pending, result))
+            return
+        body = self.rpc.codec.dump(error)
+        self._settle(
+            _Reply(
+                pending,
+                error=RemoteError(
+                    body["code"],
+                    body["message"],
+                    body.get("data"),
+                    method=pending.method,
+                    id=rid,
+                ),
+            )
+        )
+
+    def _settle(self, reply: _Reply) -> None:
+        """Deliver an answer after the notifications that arrived before it."""
+        if reply.pending.urgent or (not self._inbox and not self._note_running):
+            _resolve(reply)
+        else:
+            self._inbox.append(reply)
+            self._inbox_ready.set()
+
+    def _batch(self, batch: Batch) -> None:
+        answer = _BatchAnswer()
+        for item in batch.items:
+            if isinstance(item, (FrameError, InvalidResultError)):
+                if isinstance(item, FrameError) and item.answer:
+                    answer.lines.append(item.response_line())
+                else:
+                    self._rejected(item)
+            else:
+                self._route(item, answer)
+        if not answer.waiting:
+            self._flush(answer)
+
+    def _reply(self, line: bytes, batch: _BatchAnswer | None) -> None:
+        if batch is None:
+            self._spawn(self._write_quietly(line))
+        else:
+            batch.lines.append(line)
+
+    def _flush(self, batch: _BatchAnswer) -> None:
+        line = batch_line(batch.lines)
+        if line is not None:
+            self._spawn(self._write_quietly(line))
+
+    def _cancel_incoming(self, params: Any) -> None:
+        if not isinstance(params, dict):
+            try:
+                params = self.rpc.codec.dump(params)
+            except Exception:  # noqa: BLE001 - an unreadable cancel is logged
+                params = None
+        rid = (
+            params.get("requestId", _MISSING) if isinstance(params, dict) else _MISSING
+        )
+        entry = self._incoming.get(rid) if rid is not _MISSING else None  # type: ignore[arg-type]
+        if entry is None:
+            self.log.debug("%s for %r: no such request running", CANCEL_METHOD, rid)
+            return
+        task, context = entry
+        self.log.info("request %r (%s) cancelled by the peer", rid, context.method)
+        if context.cancelled is not None:
+            context.cancelled.set()
+        task.cancel()
+
+    # -- handling --------------------------------------------------------------------
+    def _start_request(self, frame: Request[Any], batch: _BatchAnswer | None) -> None:
+        context = RequestContext(frame.id, frame.method, self, asyncio.Event())
+        if frame.id in self._incoming:
+            self.log.warning(
+                "request id %r reused while the first is running", frame.id
+            )
+        self._requests_running += 1
+        if batch is not None:
+            batch.waiting += 1
+        task = self._loop.create_task(self._run_request(frame, context, batch))
+        self._incoming[frame.id] = (task, context)
+
+    async def _run_request(
+        self, frame: Request[Any], context: RequestContext, batch: _BatchAnswer | None
+    ) -> None:
+        _HANDLER.set((self, context))
+        router = self.router
+        assert router is not None
+        try:
+            line = await router.handle(frame, context)
+        except BaseException as exc:  # noqa: BLE001 - every request gets one answer
+            if not isinstance(exc, (Exception, asyncio.CancelledError)):
+                raise
+            line = router.failure(frame, exc)
+        finally:
+            self._requests_running -= 1
+            entry = self._incoming.get(frame.id)
+            if entry is not None and entry[1] is context:
+                del self._incoming[frame.id]
+            self._wake.set()
+        assert line is not None
+        if batch is not None:
+            batch.lines.append(line)
+            batch.waiting -= 1
+            if not batch.waiting:
+                self._flush(batch)
+            return
+        write = self._spawn(self._write_quietly(line))
+        try:
+            await asyncio.shield(write)
+        except asyncio.CancelledError:
+            pass  # closing: the answer is written by then, or cannot be
+
+    async def _consume(self) -> None:
+        """Handle the queued notifications one at a time, and deliver the answers queued
+        behind them, in arrival order."""
+        router = self.router
+        assert router is not None
+        inbox = self._inbox
+        while True:
+            if not inbox:
+                if self._closing:
+                    return  # everything received is handled
+                self._inbox_ready.clear()
+                await self._inbox_ready.wait()
+                continue
+            item = inbox.popleft()
+            if isinstance(item, _Reply):
+                _resolve(item)
+                continue
+            self._queued_notes -= 1
+            self._note_running = True
+            marker = object()
+            notes = _IN_NOTIFICATION.set(self)
+            handler = _HANDLER.set((self, marker))
+            try:
+                await router.handle(item)
+            except asyncio.CancelledError:
+                if self._closing:
+                    raise
+                self.log.warning(
+                    "handler of notification %r raised CancelledError", item.method
+                )
+                task = asyncio.current_task()
+                if task is not None:
+                    task.uncancel()
+            finally:
+                _IN_NOTIFICATION.reset(notes)
+                _HANDLER.reset(handler)
+                self._note_running = False
+                self._wake.set()
+
+
+class _EndOfStream(Exception):
+    """The stream ended inside a line too long to read."""
+
+
+def _urgent(conn: Connection) -> bool:
+    return _IN_NOTIFICATION.get() is conn
+
+
+def _resolve(reply: _Reply) -> None:
+    future = reply.pending.future
+    if future.done():
+        return
+    if reply.error is not None:
+        future.set_exception(reply.error)
+    else:
+        future.set_result(reply.result)
+
+
+async def _end_process(process: asyncio.subprocess.Process) -> None:
+    """Let a spawned agent exit on its own (its stdin is closed), then end it."""
+    try:
+        await asyncio.wait_for(process.wait(), CLOSE_GRACE)
+        return
+    except asyncio.TimeoutError:
+        pass
+    try:
+        process.terminate()
+        await asyncio.wait_for(process.wait(), CLOSE_GRACE)
+    except ProcessLookupError:
+        return
+    except asyncio.TimeoutError:
+        process.kill()
+        await process.wait()
+
+
+async def spawn_connection(
+    rpc: Rpc,
+    side: str,
+    program: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    stderr: Any = None,
+    **options: Any,
+) -> Connection:
+    """Start ``program`` with its stdin and stdout wired to a new :class:`Connection`."""
+    process = await asyncio.create_subprocess_exec(
+        program,
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=stderr,
+        env=env,
+        cwd=cwd,
+        limit=4 * READ_CHUNK,
+    )
+    assert process.stdout is not None and process.stdin is not None
+    return Connection(
+        rpc, side, process.stdout, process.stdin, process=process, **options
+    )
+
+
+async def stdio_connection(rpc: Rpc, side: str, **options: Any) -> Connection:
+    """A :class:`Connection` over this process's stdin and stdout."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=4 * READ_CHUNK)
+    try:
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
+        )
+    except ValueError:  # not a pipe: feed the reader from a thread
+        loop.run_in_executor(None, _feed, loop, reader, sys.stdin.buffer)
+    writer: Any
+    try:
+        transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, sys.stdout
+        )
+        writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    except ValueError:
+        writer = _FileWriter(sys.stdout.buffer)
+    return Connection(rpc, side, reader, writer, **options)
+
+
+def _feed(
+    loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, source: Any
+) -> None:
+    """Copy a file into ``reader`` (in a thread)."""
+    while True:
+        chunk = (
+            source.read1(READ_CHUNK)
+            if hasattr(source, "read1")
+            else source.read(READ_CHUNK)
+        )
+        if not chunk:
+            loop.call_soon_threadsafe(reader.feed_eof)
+            return
+        loop.call_soon_threadsafe(reader.feed_data, chunk)
+
+
+class _FileWriter:
+    """The part of ``asyncio.StreamWriter`` a connection uses, over a plain file."""
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+
+    def write(self, data: bytes) -> None:
+        self.target.write(data)
+
+    async def drain(self) -> None:
+        self.target.flush()
+
+    def close(self) -> None:
+        self.target.flush()
+
+    async def wait_closed(self) -> None:
+        return None
