@@ -11,7 +11,9 @@ acpgen's Pydantic module against the ``agent-client-protocol`` package's ``acp.s
 (PyPI, pinned; both honour ``x-deserialize-*``), generated from the same release
 (schema-v1.19.0 v1); acpgen's dataclasses ``load`` (from parsed JSON, and with ``json.loads``
 in front) and ``dump`` (to JSON values, and with ``json.dumps`` after); import time of each
-generated module against ``acp.schema``. Every figure is a median over ``--runs`` with its spread
+generated module against ``acp.schema``; the connections end to end (bench/connection.py: a
+prompt turn streaming 10,000 chunks, and the peak memory of a notification flood against a
+stuck handler) against the SDK's ``AgentSideConnection``/``ClientSideConnection``. Every figure is a median over ``--runs`` with its spread
 (min-max), and a ratio to its reference. Results go to bench/results.json.
 
 Nothing here is a test: no figure fails the suite.
@@ -232,7 +234,9 @@ def runtime(runs: int, work: Path) -> list[dict[str, Any]]:
         figure("dataclasses dump (to JSON values) vs acp.schema dump", throughput(dc_dump, runs), sdk_dump, "msg/s", None, True),
         figure("dataclasses dump + json.dumps vs acp.schema dump", throughput(dc_dump_json, runs), sdk_dump, "msg/s", None, True),
     ]
-    return figures + frames(runs, ours, dc, sdk, cases) + imports(runs, out)
+    import connection  # bench/connection.py: the connections end to end
+
+    return figures + frames(runs, ours, dc, sdk, cases) + connection.figures(runs, ours, figure) + imports(runs, out)
 
 
 def frames(runs: int, ours: Any, dc: Any, sdk: Any, cases: list[tuple[str, bytes]]) -> list[dict[str, Any]]:
