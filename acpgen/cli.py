@@ -39,8 +39,11 @@ def _config(
     config: Optional[Path],
     overlays: tuple[Path, ...] = (),
     package: Optional[str] = None,
+    history: tuple[str, ...] = (),
 ) -> Config:
     cfg = _base_config(schema, out, styles, config)
+    if history:  # the reference pages mark what each release changed
+        cfg = replace(cfg, targets=tuple(replace(t, history=t.history + history) for t in cfg.targets))
     if package is not None:
         if len(cfg.targets) != 1:
             raise AcpgenError([Diagnostic("ACPG501", "--package names the package of one target; give --schema", "--package")])
@@ -123,6 +126,12 @@ PackageOpt = typer.Option(
 OverlayOpt = typer.Option(
     [], "--overlay", help="An RFD overlay (YAML) applied before the IR, repeatable; added after each target's own."
 )
+HistoryOpt = typer.Option(
+    [],
+    "--history",
+    help="Releases to mark the reference pages from (since / stable since / changed in), oldest first, repeatable: "
+    "a directory of release folders, a release, bundled:<release>, acp@<tag>.",
+)
 
 
 def _print_version(value: bool) -> None:
@@ -150,13 +159,14 @@ def build(
     overlay: list[Path] = OverlayOpt,
     package: Optional[str] = PackageOpt,
     quiet: bool = QuietOpt,
+    history: list[str] = HistoryOpt,
 ) -> None:
     """Generate every target (or one --schema) and write it atomically."""
     from acpgen import api
     from acpgen.progress import reporter
 
     def run() -> None:
-        cfg = _config(schema, out, style, config, tuple(overlay), package)
+        cfg = _config(schema, out, style, config, tuple(overlay), package, tuple(history))
         progress = reporter(quiet or not _long(cfg))
         try:
             built = api.build(cfg, progress=progress)

@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from typing import Mapping
 
 from acpgen import ir
+from acpgen.history.elements import member_key, method_key, variant_key
+from acpgen.history.marks import Mark
 from acpgen.render.docalts import Alternatives, DocGroup, branch_text, rule_note
 from acpgen.render.docoverlays import DocOverlay, proposed_changes, rfds_of
 from acpgen.render.doctypes import Seg, TypeText, Types, anchor_of, constraints_of, innermost, plain
@@ -64,6 +67,8 @@ class DocField:
     unstable: bool = False
     #: slugs of the RFD overlays that added or changed it
     rfds: tuple[str, ...] = ()
+    #: history marks (since, stable since, changed in), when a history is read
+    marks: tuple[Mark, ...] = ()
 
     @property
     def post(self) -> tuple[str, ...]:
@@ -84,6 +89,7 @@ class DocVariant:
     rfds: tuple[str, ...] = ()
     #: its sibling unions, each a labelled choice (never merged into ``fields``)
     groups: tuple[DocGroup, ...] = ()
+    marks: tuple[Mark, ...] = ()
 
     @property
     def post(self) -> tuple[str, ...]:
@@ -109,6 +115,13 @@ class DocType:
     rfds: tuple[str, ...] = ()
     #: the sibling unions of an object, each a labelled choice (never merged into ``fields``)
     groups: tuple[DocGroup, ...] = ()
+    marks: tuple[Mark, ...] = ()
+    #: the marks of each of ``values`` (an enumeration shown as a table)
+    value_marks: tuple[tuple[Mark, ...], ...] = ()
+
+    @property
+    def values_marked(self) -> bool:
+        return any(self.value_marks)
 
 
 @dataclass(frozen=True)
@@ -119,6 +132,7 @@ class DocMethod:
     types: tuple[DocType, ...]
     unstable: bool = False
     rfds: tuple[str, ...] = ()
+    marks: tuple[Mark, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -158,8 +172,9 @@ def clean_description(text: str | None) -> str:
 
 
 class _Builder:
-    def __init__(self, protocol: ir.Protocol) -> None:
+    def __init__(self, protocol: ir.Protocol, marks: Mapping[str, tuple[Mark, ...]] | None = None) -> None:
         self.p = protocol
+        self.marks: Mapping[str, tuple[Mark, ...]] = marks or {}
         self.defs = protocol.def_map()
         self.types = Types(protocol)
         self.unstable = frozenset(protocol.unstable)
@@ -185,6 +200,7 @@ class _Builder:
             values,
             f"{owner}.{f.wire_name}" in self.unstable,
             rfds_of(f.origin),
+            self.marks.get(member_key(owner, f.wire_name), ()),
         )
 
     def fields(self, owner: str, fields: tuple[ir.Field, ...]) -> tuple[DocField, ...]:
@@ -228,7 +244,11 @@ class _Builder:
 
     def doc_type(self, d: ir.Def) -> DocType:
         t = self._doc_type(d)
-        return replace(t, rfds=rfds_of(d.origin)) if d.origin.overlays else t
+        t = replace(t, rfds=rfds_of(d.origin)) if d.origin.overlays else t
+        marks = self.marks.get(d.key, ())
+        if t.values and self.marks:
+            t = replace(t, value_marks=tuple(self.marks.get(variant_key(d.key, json.loads(v)), ()) for v in t.values))
+        return replace(t, marks=marks) if marks else t
 
     def _doc_type(self, d: ir.Def) -> DocType:
         name, anchor = d.key, anchor_of(d.key)
@@ -295,6 +315,7 @@ class _Builder:
                     v.base,
                     rfds_of(v.origin),
                     self.alts.groups(f"{name}|{v.key}", mixins),
+                    self.marks.get(variant_key(name, v.tag_value), ()) if v.kind == "tagged" else (),
                 )
             )
         open_note = ""
@@ -324,7 +345,13 @@ class _Builder:
             return DocType(name, anchor, "Enumeration", description, values=values, unstable=unstable, open_note=open_note)
         attr = (Seg(d.format or d.base),)
         variants = [
-            DocVariant(str(v.value), attr, clean_description(v.description), unstable=f"{name}|{v.value}" in self.unstable)
+            DocVariant(
+                str(v.value),
+                attr,
+                clean_description(v.description),
+                unstable=f"{name}|{v.value}" in self.unstable,
+                marks=self.marks.get(variant_key(name, v.value), ()),
+            )
             for v in d.values
         ]
         if d.open:
@@ -402,6 +429,7 @@ class _Builder:
                         tuple(self.doc_type(self.defs[k]) for k in keys),
                         f"method:{m.name}" in self.unstable,
                         rfds_of(m.origin),
+                        self.marks.get(method_key(m.name), ()),
                     )
                 )
             if blocks or title != "Protocol Level":
@@ -428,8 +456,10 @@ def _para(text: str, extra: str) -> str:
     return f"{text}\n\n{extra}" if text and extra else text or extra
 
 
-def build_doc_page(protocol: ir.Protocol, header: str) -> DocPage:
-    b = _Builder(protocol)
+def build_doc_page(protocol: ir.Protocol, header: str, marks: Mapping[str, tuple[Mark, ...]] | None = None) -> DocPage:
+    """``marks``: the history marks by element key (:mod:`acpgen.history.marks`); none
+    without a history, and the page is then what it always was."""
+    b = _Builder(protocol, marks)
     sections, placed = b.sections()
     rest = tuple(b.doc_type(d) for d in sorted(protocol.defs, key=lambda d: d.key.encode()) if b.shown(d) and d.key not in placed)
     anchors = {t.name: t.anchor for t in rest}
