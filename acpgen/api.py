@@ -278,6 +278,20 @@ def build(config: Config, formatted: bool = True, progress: Progress = SILENT) -
     return [(target, len(files)) for target, files in results]
 
 
+def build_site(config: Config, out: Path, progress: Progress = SILENT) -> int:
+    """Every target's ``md`` pages (and history) as one mkdocs-material project in ``out``."""
+    from acpgen.site import render_site
+
+    config, fetched = resolve_sources(config)
+    config = replace(config, targets=tuple(replace(t, styles=("md",), package=None) for t in config.targets))
+    recover(out)
+    files = render_site(config, render_all(config, True, progress))
+    write_trees([(out, files)])
+    if fetched is not None:
+        commit(fetched)
+    return len(files)
+
+
 def check_all(config: Config, progress: Progress = SILENT) -> list[tuple[Target, Drift]]:
     config, _ = resolve_sources(config)
     return [(target, check(target.root, files)) for target, files in render_all(config, True, progress)]

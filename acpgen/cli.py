@@ -189,6 +189,32 @@ def build(
     _guard(run)
 
 
+@app.command(epilog=example("acpgen site --schema acp@schema-v1.20.0 --history acp@schema-v1.19.0 --out site && mkdocs build -f site/mkdocs.yml"))
+def site(
+    schema: Optional[str] = SchemaOpt,
+    out: Path = typer.Option(Path("site"), "--out", help="The mkdocs project directory (owned by acpgen)."),
+    config: Optional[Path] = ConfigOpt,
+    overlay: list[Path] = OverlayOpt,
+    history: list[str] = HistoryOpt,
+    quiet: bool = QuietOpt,
+) -> None:
+    """Write a ready mkdocs-material site of the Markdown reference pages (and changes pages)."""
+    from acpgen import api
+    from acpgen.progress import reporter
+
+    def run() -> None:
+        cfg = _config(schema, out, ["md"], config, tuple(overlay), None, tuple(history))
+        progress = reporter(quiet or not _long(cfg))
+        try:
+            count = api.build_site(cfg, out, progress)
+        finally:
+            progress.close()
+        if not quiet:
+            typer.echo(f"site: wrote {count} files to {out} (build it: mkdocs build -f {out / 'mkdocs.yml'})")
+
+    _guard(run)
+
+
 @app.command(epilog=example("acpgen check   (in CI, after the generated files are committed)"))
 def check(
     schema: Optional[str] = SchemaOpt,
@@ -198,13 +224,14 @@ def check(
     overlay: list[Path] = OverlayOpt,
     package: Optional[str] = PackageOpt,
     quiet: bool = QuietOpt,
+    history: list[str] = HistoryOpt,
 ) -> None:
     """Exit 1 and list the files that differ from what build would write."""
     from acpgen import api
     from acpgen.progress import reporter
 
     def run() -> int:
-        cfg = _config(schema, out, style, config, tuple(overlay), package)
+        cfg = _config(schema, out, style, config, tuple(overlay), package, tuple(history))
         status = 0
         progress = reporter(quiet or not _long(cfg))
         try:

@@ -109,6 +109,9 @@ def test_cli_and_config(tmp_path: Path) -> None:
     result = runner.invoke(app, ["build", "--schema", str(HISTORY / "r4"), "--style", "md", "--out", str(out), "--history", str(HISTORY)])
     assert result.exit_code == 0, result.output
     assert (out / "md" / "v1" / "changes.md").is_file()
+    again = ["check", "--schema", str(HISTORY / "r4"), "--style", "md", "--out", str(out)]
+    assert runner.invoke(app, again + ["--history", str(HISTORY)]).exit_code == 0
+    assert runner.invoke(app, again).exit_code == 1  # without the history: the changes page is extra
     manifest = json.loads((out / "acpgen-manifest.json").read_text())
     assert {"path": "md/v1/changes.md", "style": "md", "tree": "v1", "stability": "changes"}.items() <= next(
         e for e in manifest["files"] if e["path"] == "md/v1/changes.md"
