@@ -191,3 +191,23 @@ def test_corpus_since_marks_are_the_first_release_of_the_current_run() -> None:
     # every mark links to a release section of the changes page
     anchors = anchors_of(pages["md/v1/changes.md"])
     assert all(href.split("#")[1] in anchors for ms in marks.values() for _, _, href in ms)
+
+
+def test_mdx_pages_with_marks_and_changes_pages_compile(tmp_path: Path) -> None:
+    """Through @mdx-js/mdx (tests/test_docs_toolchains.py installs it): the marked pages
+    and the changes pages of the fixture history and, when present, of the corpus."""
+    from .test_docs_toolchains import MDX, _compile
+    from .conftest import npm_install
+
+    npm_install(MDX, "@mdx-js/mdx", "the MDX compile check")
+    pages = render(HISTORY / "r4", (str(HISTORY),), ("mdx",))
+    if (ACP / "INDEX.json").is_file():
+        pages.update({f"corpus/{k}": v for k, v in render(ACP / "main", (str(ACP),), ("mdx",)).items()})
+    files = []
+    for rel, text in pages.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        files.append(path)
+    assert any(p.name == "changes.mdx" for p in files)
+    assert [r for r in _compile(MDX / "compile.mjs", files) if not r["ok"]] == []
