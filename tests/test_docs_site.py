@@ -164,3 +164,24 @@ def test_search_finds_every_type_and_a_screenshot(history_site: tuple[Path, Path
     page.screenshot(path=str(shot), clip={**heading.bounding_box(), "height": 700, "width": 1000})  # type: ignore[dict-item]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and errors == []
     page.close()
+
+
+def test_site_from_config_with_bundled_history(tmp_path: Path) -> None:
+    """The targets of a config, each under its name; ``bundled:`` releases in a history."""
+    config = tmp_path / "acpgen.toml"
+    config.write_text(
+        "[[target]]\n"
+        'name = "bundled"\nschema = "bundled:v0.1.3"\nout = "g1"\nstyles = ["pydantic"]\nhistory = ["bundled:v0.1.3"]\n\n'
+        "[[target]]\n"
+        f'name = "fixture"\nschema = "{HISTORY / "r3"}"\nout = "g2"\nstyles = ["md"]\nhistory = "{HISTORY}"\n'
+    )
+    result = runner.invoke(app, ["site", "--config", str(config), "--out", str(tmp_path / "site"), "-q"])
+    assert result.exit_code == 0, result.output
+    yml = (tmp_path / "site" / "mkdocs.yml").read_text()
+    assert '  - "bundled":\n    - "Schema v1": "bundled/v1/schema.md"' in yml
+    assert '  - "fixture":' in yml and '"Changes v1": "fixture/v1/changes.md"' in yml
+    changes = (tmp_path / "site" / "docs" / "fixture" / "v1" / "changes.md").read_text()
+    assert 'id="release-r4"' not in changes and 'id="release-r3"' in changes  # ends at the target
+    bundled = (tmp_path / "site" / "docs" / "bundled" / "v1" / "changes.md").read_text()
+    assert 'id="release-v0-1-3"' in bundled and "oldest release read" in bundled
+    _mkdocs(tmp_path / "site")

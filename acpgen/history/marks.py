@@ -8,7 +8,9 @@
 * ``changed in R``: ``acpgen diff`` classed a change of it in the page's file at R as an
   error or a warning, of a kind a peer notices (type, required, opened/closed).
 
-An element present in the oldest release read gets no ``since`` (it may be older).
+An element present in the oldest release read gets no ``since`` (it may be older). A
+member, variant or enum value is not marked ``since`` (or ``stable since``) the release its
+def is marked with: it came with the def, which says so once.
 """
 
 from __future__ import annotations
@@ -92,4 +94,24 @@ def page_marks(history: "History", tree: str, stability: str, changes_href: str)
         marks += [mark("changed in", i) for i in changed.get(key, ()) if i > since]
         if marks:
             out[key] = tuple(marks)
+    for key, found in list(out.items()):
+        owner = _owner(key)
+        if owner is None:
+            continue
+        same = {(m.kind, m.release) for m in out.get(owner, ()) if m.kind != "changed in"}
+        kept = tuple(m for m in found if m.kind == "changed in" or (m.kind, m.release) not in same)
+        if kept:
+            out[key] = kept
+        else:
+            del out[key]
     return out
+
+
+def _owner(key: str) -> str | None:
+    """The def a member (``Def.member``) or variant (``Def|tag``) key belongs to."""
+    if key.startswith("method:"):
+        return None
+    for sep in ("|", "."):
+        if sep in key:
+            return key.split(sep, 1)[0]
+    return None
