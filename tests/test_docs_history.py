@@ -210,3 +210,18 @@ def test_mdx_pages_with_marks_and_changes_pages_compile(tmp_path: Path) -> None:
         files.append(path)
     assert any(p.name == "changes.mdx" for p in files)
     assert [r for r in _compile(MDX / "compile.mjs", files) if not r["ok"]] == []
+
+
+from .test_fetch import upstream  # noqa: E402,F401  (the fake upstream of acp@<tag>)
+
+
+def test_acp_tags_in_a_history_are_fetched_and_pinned(upstream, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    args = ["build", "--schema", "acp@schema-v1.21.0", "--style", "md", "--out", "out"]
+    result = runner.invoke(app, args + ["--history", "acp@v0.13.0", "--history", "acp@schema-v1.21.0"])
+    assert result.exit_code == 0, result.output
+    lock = json.loads(Path("acpgen.lock").read_text())["sources"]
+    assert {"acp@v0.13.0", "acp@schema-v1.21.0"} <= set(lock)
+    changes = Path("out/md/v2/changes.md").read_text()
+    assert '<a id="release-acp-schema-v1-21-0"></a>' in changes and "## `acp@v0.13.0`" in changes
+    # v2 had only its unstable file at v0.13.0: its stable page says when it became stable
+    assert "*stable since* [`acp@schema-v1.21.0`](changes.md#release-acp-schema-v1-21-0)" in Path("out/md/v2/schema.md").read_text()
