@@ -147,6 +147,16 @@ def _raw_defs(release: str, name: str) -> dict[str, object]:
     return defs if isinstance(defs, dict) else {}
 
 
+def _raw_methods(release: str, name: str) -> set[str]:
+    """Method names of a meta file (``*Methods`` tables), or of the legacy methods.json."""
+    path = ACP / release / "v1" / name
+    if not path.is_file():
+        return set()
+    data = json.loads(path.read_text())
+    tables = [v for k, v in data.items() if k.endswith("Methods")] if name != "methods.json" else [data]
+    return {m for t in tables if isinstance(t, dict) for m in t.values() if isinstance(m, str)}
+
+
 def _members(d: object) -> set[str]:
     props = d.get("properties") if isinstance(d, dict) else None
     return set(props) if isinstance(props, dict) else set()
@@ -187,6 +197,13 @@ def test_corpus_since_marks_are_the_first_release_of_the_current_run() -> None:
             assert got == want, f"{name}.{member}"
             checked += 1
     assert checked > 300 and unmarked > 0  # 545 and 2 on the corpus of 2026-11-21
+    methods = [set().union(*(_raw_methods(r, n) for n in ("meta.json", "meta.unstable.json", "methods.json"))) for r in releases]
+    shown = [m for m in methods[-1] if f"### `{m}` method" in md and m in _raw_methods("main", "meta.json")]
+    for m in shown:
+        start = _run_start([m in found for found in methods])
+        since = [rel for kind, rel, _ in marks.get(f"method:{m}", []) if kind == "since"]
+        assert since == ([releases[start]] if start else []), m
+    assert len(shown) > 15
     # every mark links to a release section of the changes page
     anchors = anchors_of(pages["md/v1/changes.md"])
     assert all(href.split("#")[1] in anchors for ms in marks.values() for _, _, href in ms)
