@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from acpgen.diff import Change, Release, diff_releases, load_release
@@ -59,14 +60,14 @@ def expand(path: Path) -> list[Path]:
     return folders
 
 
-def _step(release: Release, previous: Release | None, changes: list[Change], name: str, before: str | None) -> Step:
+def _step(release: Release, changes: list[Change], name: str, before: str | None) -> Step:
     return Step(
         name,
         release_anchor(name),
         {f: elements(p) for f, p in release.files.items()},
         tuple(changes),
         before,
-        tuple(sorted(p.source_sha256 for p in release.files.values())),
+        tuple(sorted(f"{p.source_sha256}:{p.meta_sha256 or ''}" for p in release.files.values())),
     )
 
 
@@ -87,5 +88,8 @@ def load_history(paths: list[Path], names: list[str] | None = None, stable_only:
     for i, r in enumerate(releases):
         prev = releases[i - 1] if i else None
         changes = diff_releases(prev, r, stable_only) if prev is not None else []
-        steps.append(_step(r, prev, changes, labels[i], labels[i - 1] if i else None))
+        step = _step(r, changes, labels[i], labels[i - 1] if i else None)
+        if any(s.anchor == step.anchor for s in steps):  # two names of one slug: each its own section
+            step = replace(step, anchor=f"{step.anchor}-{i + 1}")
+        steps.append(step)
     return History(tuple(steps))

@@ -10,7 +10,10 @@ from the IR, with upstream's defects fixed (A10):
   on nullable fields, any-JSON is ``any`` (D2);
 * a one-variant union is shown as one object with every field (no collapse that
   hides the shared fields, D3);
-* unstable items carry a badge (D5); method prose comes from the schema (D8).
+* unstable items carry a badge (D5); method prose comes from the schema (D8);
+* sibling unions are labelled choices, never merged into a property list
+  (:mod:`acpgen.render.docalts`);
+* with a release history, every element carries its marks (:mod:`acpgen.history.marks`).
 
 Type texts are sequences of :class:`Seg` (text, optional anchor) so that each style
 spells links its own way; descriptions stay raw Markdown and each style escapes them.
