@@ -72,8 +72,8 @@ def figure(name: str, ours: list[float], ref: list[float], unit: str, goal: str 
 # ------------------------------------------------------------------------- generation
 
 
-def acpgen_build(schema: Path, out: Path, cache: str, styles: list[str]) -> float:
-    args = [str(BIN / "python"), "-m", "acpgen", "build", "--schema", str(schema), "--out", str(out)]
+def acpgen_build(schema: Path, out: Path, cache: str, styles: list[str], extra: tuple[str, ...] = ()) -> float:
+    args = [str(BIN / "python"), "-m", "acpgen", "build", "--schema", str(schema), "--out", str(out), *extra]
     for style in styles:
         args += ["--style", style]
     return run(args, env={"ACPGEN_CACHE_DIR": cache})
@@ -103,6 +103,19 @@ def generation(runs: int, work: Path) -> list[dict[str, Any]]:
         figure("generation, cold (main v1 unstable, 5 styles vs Pydantic only)", cold, ref, "s", "<=0.5x", False),
         figure("generation, warm (nothing changed)", warm, ref, "s", "<=0.05x", False),
     ]
+
+
+def history_generation(runs: int, work: Path) -> dict[str, Any]:
+    """The four reference pages of ``main`` (v1, v2, stable and unstable; ``md``) with
+    history marks from every corpus release (and the two changes pages), against the same
+    pages without a history. Each release is loaded once and each consecutive pair diffed
+    once (issue #26: "within a few times a plain build")."""
+    plain, marked = [], []
+    for i in range(runs):
+        cache = str(work / f"history-cache-{i}")
+        plain.append(acpgen_build(ACP / "main", work / f"plain-{i}", cache, ["md"]))
+        marked.append(acpgen_build(ACP / "main", work / f"marked-{i}", cache, ["md"], ("--history", str(ACP))))
+    return figure(f"docs of main with history marks ({len(list(ACP.glob('*/v1')))} releases) vs without", marked, plain, "s", "<=5x", False)
 
 
 def corpus_generation(work: Path) -> dict[str, Any]:
@@ -351,7 +364,7 @@ def main() -> None:
         raise SystemExit("../shared/corpus is absent: the benchmark reads upstream schemas and messages in place")
     work = Path(tempfile.mkdtemp(prefix="acpgen-bench-"))
     try:
-        figures = generation(args.runs, work) + runtime(args.runs, work)
+        figures = generation(args.runs, work) + [history_generation(args.runs, work)] + runtime(args.runs, work)
         if not args.quick:
             figures.append(corpus_generation(work))
     finally:
