@@ -167,16 +167,23 @@ def class_name(
         return pascal(tag) + class_name(union, protocol_defs, variants)
     if key.isidentifier() and not keyword.iskeyword(key):
         return key
-    return pascal(key)
+    # `class` -> `Class`; `None`, `True` and `False` are PascalCase already -> `None_`
+    return not_a_keyword(pascal(key))
+
+
+def not_a_keyword(name: str) -> str:
+    """The one rule for a derived name that is a Python keyword: a trailing underscore
+    (class names, attributes and handlers alike)."""
+    return name + "_" if keyword.iskeyword(name) else name
 
 
 def attribute_name(wire: str, style: str = "pydantic") -> str:
     name = snake(wire) or "field"
     if name[0].isdigit():
         name = "n" + name
-    if keyword.iskeyword(name) or name in ATTRIBUTE_RESERVED.get(style, frozenset()) or name.startswith("model_"):
-        name += "_"
-    return name
+    if name in ATTRIBUTE_RESERVED.get(style, frozenset()) or name.startswith("model_"):
+        return name + "_"
+    return not_a_keyword(name)
 
 
 def handler_name(wire: str) -> str:
@@ -184,9 +191,7 @@ def handler_name(wire: str) -> str:
     name = snake(wire) or "method"  # every run of punctuation separates words
     if name[0].isdigit():
         name = "n" + name
-    if keyword.iskeyword(name):
-        name += "_"
-    return name
+    return not_a_keyword(name)
 
 
 def handler_override_key(m: ir.Method) -> str:
