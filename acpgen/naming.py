@@ -285,6 +285,17 @@ def decide(
         ov = overrides.get(key)
         name = ov.name if ov else class_name(key, defs, variants, nested)
         types[key] = name
+        if not name.isidentifier() or keyword.iskeyword(name):  # `---` has no PascalCase form
+            what = "the def key" if key in defs else "the variant"
+            o = origins[key]
+            problems.append(
+                Diagnostic(
+                    "ACPG303",
+                    f"{what} {key!r} gives no Python name; add a [naming] override with a reason",
+                    o.file,
+                    o.pointer,
+                )
+            )
 
     by_name: dict[str, list[str]] = {}
     for key, name in types.items():

@@ -234,3 +234,28 @@ def test_a_naming_override_renames_a_notification_handler(tmp_path: Path) -> Non
     only_request = decide(p, {"method:mcp/message": Override("mcp_call", "r")})
     assert only_request.handler("mcp/message", "request") == "mcp_call"
     assert only_request.handler("mcp/message", "notification") == "mcp_message_notification"
+
+
+def test_a_def_key_that_gives_no_name_is_an_error_pointing_at_it(tmp_path: Path) -> None:
+    """A key with no letter or digit (`---`) has no PascalCase form: an empty class name
+    once went through (`class (AcpBaseModel):`, exit 0); now it is ACPG303 at the def, and
+    a [naming] override names it."""
+    p = _methods_protocol(tmp_path, {"---": {"type": "object", "properties": {}}, "Ok": {"type": "object", "properties": {}}})
+    with pytest.raises(AcpgenError) as exc:
+        decide(p)
+    assert [(d.code, d.pointer) for d in exc.value.diagnostics] == [("ACPG303", "/$defs/---")]
+    assert "[naming] override" in exc.value.diagnostics[0].message
+    assert decide(p, {"---": Override("Dashes", "the key has no letters")}).type("---") == "Dashes"
+
+
+def test_a_def_key_that_gives_no_name_fails_the_build_in_one_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from acpgen.cli import app
+
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"$defs": {"---": {"type": "object", "properties": {}}}}))
+    result = CliRunner().invoke(app, ["build", "--schema", str(schema), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and not (tmp_path / "out").exists()
+    (line,) = result.stderr.splitlines()
+    assert line.endswith("ACPG303 /$defs/---: the def key '---' gives no Python name; add a [naming] override with a reason")
