@@ -1,6 +1,8 @@
 """All naming, decided once for a whole protocol.
 
-* A ``$defs`` key is authoritative: it is the class or alias name.
+* A ``$defs`` key is authoritative: it is the class or alias name (one that is not an
+  identifier is PascalCased, ``class`` -> ``Class``; a keyword then gets a trailing
+  underscore, ``None`` -> ``None_``; a key with no letter or digit is ACPG303).
 * A tagged-union variant is named from its tag value and its union
   (``text`` in ``ContentBlock`` -> ``TextContentBlock``); a default or fallback
   variant from its title (``other`` -> ``OtherContentBlock``). When that name is
