@@ -213,6 +213,8 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
         if first != i:
             message = f"target {i} writes to the same out as target {first}"
             problems.append(Diagnostic("ACPG501", message, name, f"/target/{i}/out"))
+    from keyword import iskeyword
+
     naming: dict[str, Override] = {}
     raw_naming = data.get("naming", {})
     if not isinstance(raw_naming, dict):
@@ -220,11 +222,12 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
         raw_naming = {}
     for key, entry in sorted(raw_naming.items()):
         ok = isinstance(entry, dict) and isinstance(entry.get("name"), str) and entry["name"].isidentifier()
+        ok = ok and not iskeyword(entry["name"])  # `None`, `class`: no class or attribute can have it
         if not ok or not isinstance(entry.get("reason"), str) or not entry["reason"].strip():
             problems.append(
                 Diagnostic(
                     "ACPG302",
-                    "a naming override needs an identifier `name` and a non-empty `reason`",
+                    "a naming override needs an identifier `name` (not a Python keyword) and a non-empty `reason`",
                     name,
                     "/naming/" + key,
                 )

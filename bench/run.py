@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = Path(os.environ.get("ACPGEN_SHARED") or ROOT.parent / "shared") / "corpus"  # as tests/corpus.py
 ACP = CORPUS / "acp"
 GEN_FILE = ACP / "main" / "v1" / "schema.unstable.json"
 #: the release acp.schema 0.12.1 is generated from ("Schema ref: refs/tags/schema-v1.19.0")
@@ -361,7 +361,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
     args = parser.parse_args()
     if not (ACP / "INDEX.json").is_file():
-        raise SystemExit("../shared/corpus is absent: the benchmark reads upstream schemas and messages in place")
+        raise SystemExit(f"{CORPUS} is absent: the benchmark reads upstream schemas and messages in place")
     work = Path(tempfile.mkdtemp(prefix="acpgen-bench-"))
     try:
         figures = generation(args.runs, work) + [history_generation(args.runs, work)] + runtime(args.runs, work)
