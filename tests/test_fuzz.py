@@ -152,4 +152,6 @@ def test_damaged_schemas_build_or_fail_cleanly(seed: str, tmp_path_factory: pyte
 @pytest.fixture(scope="module", autouse=True)
 def report(request: pytest.FixtureRequest) -> Any:
     yield
-    request.config.cache.set("acpgen/fuzz", STATS)
+    cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
+    if cache is not None:
+        cache.set("acpgen/fuzz", STATS)
