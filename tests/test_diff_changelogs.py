@@ -21,7 +21,8 @@ S1, U1, S2, U2 = "v1/schema.json", "v1/schema.unstable.json", "v2/schema.json", 
 CASES = [
     (V1, "stabilize elicitation (#1779", "schema-v1.20.0", "main", S1, "moved-to-stable", "info", "elicitation/create", None, ()),
     (V2, "stabilize terminal authentication (#2000", "schema-v1.20.0", "main", S2, "moved-to-stable", "info", "AuthMethod", "terminal", ()),
-    (V1, "add session compaction updates (#2002", "schema-v1.20.0", "main", U1, "variant-added-closed", "info", "SessionUpdate", "compaction_update", ("client",)),
+    # gated by the new `compaction` capability: info, and an info record breaks nobody (#25)
+    (V1, "add session compaction updates (#2002", "schema-v1.20.0", "main", U1, "variant-added-closed", "info", "SessionUpdate", "compaction_update", ()),
     (V1, "add session compaction updates (#2002", "schema-v1.20.0", "main", U1, "optional-field-added", "info", "ClientSessionCapabilities.compaction", None, ()),
     (V1, "add tool call name (#1752", "schema-v1.19.1", "schema-v1.20.0", U1, "optional-field-added", "info", "ToolCall.name", None, ()),
     (V2, "add cancelled variant to tool call and plan item (#1750", "schema-v1.19.1", "schema-v1.20.0", S2, "enum-value-added-open", "info", "ToolCallStatus", "cancelled", ()),
@@ -52,7 +53,9 @@ CASES = [
     (CRATE, "Stabilize additionalDirectories for sessions (#1327", "v0.13.4", "v0.13.5", S1, "moved-to-stable", "info", "NewSessionRequest.additionalDirectories", None, ()),
     (CRATE, "Add v2 enum extension RFD and fallbacks (#1304", "v0.13.4", "v0.13.5", U2, "enum-opened", "warning", "StopReason", None, ("client",)),
     (CRATE, "Stabilize session/delete (#1370", "v0.13.5", "schema-v1.13.7", S1, "moved-to-stable", "info", "session/delete", None, ()),
-    (CRATE, "Stabilize session usage updates (#1371", "v0.13.5", "schema-v1.13.7", S1, "moved-to-stable", "info", "SessionUpdate", "usage_update", ()),
+    # v1 stable SessionUpdate is closed and no capability gates usage_update: a client built
+    # on the old stable file rejects it, as it would any variant added there (#25, family 2)
+    (CRATE, "Stabilize session usage updates (#1371", "v0.13.5", "schema-v1.13.7", S1, "moved-to-stable-breaking", "error", "SessionUpdate", "usage_update", ("client",)),
     (CRATE, "Stabilize optional message IDs (#1372", "v0.13.5", "schema-v1.13.7", S1, "moved-to-stable", "info", "ContentChunk.messageId", None, ()),
     (CRATE, "Remove v2 client filesystem and terminal surface (#1346", "v0.13.5", "schema-v1.13.7", U2, "method-removed", "error", "fs/read_text_file", None, ("agent",)),
     (CRATE, "Require message IDs in v2 chunks (#1352", "v0.13.5", "schema-v1.13.7", U2, "field-now-required", "error", "ContentChunk.messageId", None, ("agent",)),

@@ -11,7 +11,7 @@ from acpgen import ir
 from acpgen.diff import direction as dirn
 from acpgen.diff.model import Change, make
 from acpgen.diff.renames import def_renames, method_renames
-from acpgen.diff.rules import BY_ID
+from acpgen.diff.rules import BY_ID, Level, rank
 from acpgen.diff.types import Canoniser
 from acpgen.normalise.stability import items
 
@@ -87,7 +87,22 @@ class Base:
     # ------------------------------------------------------------------ helpers
 
     def emit(self, rule: str, subject: str, message: str, sides: Iterable[str] = (), **kw: object) -> None:
+        if "sent_by" not in kw:
+            kw["sent_by"] = self.sent_by(subject)
         self.out.append(make(self.pair.file, rule, subject, message, frozenset(sides), **kw))  # type: ignore[arg-type]
+
+    def sent_by(self, subject: str) -> frozenset[str] | None:
+        """The sides that send what a subject names: a def (or a member of one), or a
+        method's params (its callers)."""
+        head = subject.split(" -> ")[-1]
+        owner = head.split(".", 1)[0]
+        old = self.back.get(owner, owner)
+        if owner in self.nd or old in self.od:
+            return self.sides(owner if owner in self.nd else None, old if old in self.od else None)
+        for m in self.pair.new.methods + self.pair.old.methods:
+            if m.name == head:
+                return dirn.callers(m)
+        return None
 
     def sides(self, new_key: str | None, old_key: str | None = None) -> frozenset[str]:
         """The sides that send a def (in either release)."""
@@ -116,11 +131,26 @@ class Base:
         self.emit("moved-to-unstable", subject, message, breaks, variant=variant)
         return True
 
-    def became_stable(self, item: str, subject: str, what: str, variant: str | None = None) -> bool:
-        """An item new in a stable file that the old unstable file had moved from there."""
+    def became_stable(
+        self, item: str, subject: str, what: str, variant: str | None = None, *, as_rule: str = "def-added",
+        breaks: frozenset[str] = frozenset(), note: str | None = None, level: Level | None = None,
+    ) -> bool:
+        """An item new in a stable file that the old unstable file had moved from there.
+        Stabilising keeps its kind, but takes the level that adding the item to the stable
+        file would get (``as_rule``, lowered by the same gate): implementations of the old
+        stable file never saw it."""
         if item not in self.was_unstable:
             return False
-        self.emit("moved-to-stable", subject, f"{what} is now stable", variant=variant)
+        r = BY_ID[as_rule]
+        final = r.level if level is None or rank(level) < rank(r.level) else level
+        if final == "info":
+            self.emit("moved-to-stable", subject, f"{what} is now stable", variant=variant, note=note)
+        else:
+            because = f"as adding it to the stable file: {as_rule}" + (f"; {note}" if note else "")
+            self.emit(
+                "moved-to-stable-breaking", subject, f"{what} is now stable", breaks, variant=variant, note=because,
+                level=final,
+            )
         return True
 
     def gates(self, name: str, description: str | None, by_name: bool, only_new: bool) -> list[dirn.Capability]:

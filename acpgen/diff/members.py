@@ -92,13 +92,15 @@ class Members(Base):
                 continue
             f = n[name]
             subject = f"{owner}.{name}"
-            if variant is None and self.became_stable(subject, subject, subject):
-                continue
             rule = "required-field-added" if f.required else "optional-field-added"
             note = self.gate_note(subject, f.description)
             level: Level | None = "info" if note else None
             if f.required and f.has_default and not note:
                 note, level = "the new member has a default", "warning"
+            if variant is None and self.became_stable(
+                subject, subject, subject, as_rule=rule, breaks=self.breaks(rule, sent), note=note, level=level
+            ):
+                continue
             self.emit(
                 rule, subject, f"new {'required' if f.required else 'optional'} member {name} of {owner}{where}",
                 self.breaks(rule, sent), variant=variant, note=note, level=level,

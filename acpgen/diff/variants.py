@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Mapping
 
 from acpgen import ir
 from acpgen.diff import direction as dirn
 from acpgen.diff.base import _vid, unique_pairs
 from acpgen.diff.members import Members
-from acpgen.diff.types import spell
+from acpgen.diff.types import relate, spell
 
 
 class Variants(Members):
@@ -27,10 +28,13 @@ class Variants(Members):
             rule = "enum-value-removed-open" if n.open else "enum-value-removed"
             self.emit(rule, key, f"{key} lost the value {v!r}", self.breaks(rule, sent), variant=str(v))
         for value, ev in sorted(((k, x) for k, x in nv.items() if k not in ov), key=lambda kv: str(kv[0])):
-            if self.became_stable(f"{key}|{value}", key, f"{key} value {value!r}", str(value)):
-                continue
             rule = "enum-value-added-open" if o.open else "enum-value-added-closed"
             note = self.gate_note(f"{key}|{value}", ev.description)
+            if self.became_stable(
+                f"{key}|{value}", key, f"{key} value {value!r}", str(value), as_rule=rule,
+                breaks=self.breaks(rule, sent), note=note, level="info" if note else None,
+            ):
+                continue
             self.emit(
                 rule, key, f"{key} has a new value {value!r}", self.breaks(rule, sent), variant=str(value), note=note,
                 level="info" if note else None,
@@ -47,9 +51,12 @@ class Variants(Members):
             self.emit("variant-removed", key, f"{key} lost the member {label}", self.breaks("variant-removed", sent), variant=label)
         for c in sorted(set(nm) - set(om), key=spell):
             label = nm[c].title or spell(c)
-            if nm[c].title and self.became_stable(f"{key}|{label}", key, f"member {label} of {key}", label):
-                continue
             note = self.gate_note(f"{key}|{label}", nm[c].description)
+            if nm[c].title and self.became_stable(
+                f"{key}|{label}", key, f"member {label} of {key}", label, as_rule="variant-added-closed",
+                breaks=self.breaks("variant-added-closed", sent), note=note, level="info" if note else None,
+            ):
+                continue
             self.emit(
                 "variant-added-closed", key, f"{key} has a new member {label}", self.breaks("variant-added-closed", sent),
                 variant=label, note=note, level="info" if note else None,
@@ -83,24 +90,40 @@ class Variants(Members):
             if self.left_stable(f"{key}|{vid}", key, f"variant {vid} of {key}", self.breaks("variant-removed", sent), vid):
                 continue
             rule = "variant-removed-open" if n.open else "variant-removed"
-            self.emit(rule, key, f"{key} lost the variant {vid}", self.breaks(rule, sent), variant=vid)
+            note = None
+            if not n.open and n.default_variant is not None and self.default_accepts(ov[vid], n):
+                rule = "variant-removed-open"
+                note = (
+                    f"the untagged default member {_vid(n.default_variant)} still accepts its payload: "
+                    "meaning lost, payload still valid"
+                )
+            self.emit(rule, key, f"{key} lost the variant {vid}", self.breaks(rule, sent), variant=vid, note=note)
         for vid in sorted(fresh):
             if vid in renamed.values():
                 continue
             v = nv[vid]
-            if self.became_stable(f"{key}|{vid}", key, f"variant {vid} of {key}", vid):
-                continue
             rule = "variant-added-open" if o.open else "variant-added-closed"
             base = self.nd.get(v.base) if v.base else None
             note = self.gate_note(vid, v.description, by_name=True) or (
                 self.gate_note(vid, base.description) if base else None
             )
+            if self.became_stable(
+                f"{key}|{vid}", key, f"variant {vid} of {key}", vid, as_rule=rule, breaks=self.breaks(rule, sent),
+                note=note, level="info" if note else None,
+            ):
+                continue
             self.emit(
                 rule, key, f"{key} has a new variant {vid}", self.breaks(rule, sent), variant=vid, note=note,
                 level="info" if note else None,
             )
         for vid in sorted(set(ov) & set(nv)):
             a, b = ov[vid], nv[vid]
+            if {a.kind, b.kind} == {"default", "tagged"}:  # an untagged member gained (or lost) a tag
+                rule = "field-now-required" if b.kind == "tagged" else "field-now-optional"
+                self.emit(
+                    rule, f"{key}.{o.tag}", f"variant {vid} of {key} {'now' if b.kind == 'tagged' else 'no longer'} "
+                    f"requires {o.tag!r}", self.breaks(rule, sent), variant=vid,
+                )
             base_o = self.rename.get(a.base, a.base) if a.base else None
             if base_o == b.base:
                 self.fields(a.fields, b.fields, key, sent, vid)
@@ -121,6 +144,40 @@ class Variants(Members):
             return (self.rename.get(a.base, a.base) if a.base else None) == b.base and not a.fields and not b.fields
         nb = {f.wire_name: f for f in fb}
         return len(fa) == len(fb) and all(f.wire_name in nb and self._same_field(f, nb[f.wire_name]) for f in fa)
+
+
+    def default_accepts(self, gone: ir.Variant, n: ir.TaggedUnionDef) -> bool:
+        """Whether the new union's untagged default member accepts every payload of a
+        variant the old union had: its tag not ruled out, every member it requires there
+        with a type that takes the old one, the rest allowed as undeclared members. When
+        unsure (sibling unions, other guards, a closed base), no."""
+        d = n.default_variant
+        if d is None or d.mixins or gone.mixins or gone.tag_value is None:
+            return False
+        if any(member != n.tag or gone.tag_value in values for member, values in d.excludes):
+            return False
+        base = self.nd.get(d.base) if d.base else None
+        if isinstance(base, ir.ObjectDef) and (base.extra != "allow" or base.mixins):
+            return False
+        fg, fd = _effective(gone, self.od), _effective(d, self.nd)
+        if fg is None or fd is None:
+            return False
+        have = {f.wire_name: f for f in fg}
+        for f in fd:
+            if f.wire_name == n.tag:
+                if relate(("lit", json.dumps(gone.tag_value)), self.cn.canon(f.type)) not in ("same", "wider"):
+                    return False
+                continue
+            g = have.get(f.wire_name)
+            if g is None:
+                if f.required:
+                    return False
+                continue
+            if (f.required and not g.required) or relate(self.co.canon(g.type), self.cn.canon(f.type)) not in (
+                "same", "wider"
+            ):
+                return False
+        return True
 
 
 def _effective(v: ir.Variant, defs: Mapping[str, ir.Def]) -> tuple[ir.Field, ...] | None:
