@@ -153,17 +153,22 @@ class Base:
             )
         return True
 
-    def gates(self, name: str, description: str | None, by_name: bool, only_new: bool) -> list[dirn.Capability]:
-        """The capabilities that gate an item (only the ones this release adds, or any)."""
+    def gates(
+        self, name: str, description: str | None, by_name: bool, only_new: bool, caps: dirn.Caps | None = None
+    ) -> list[dirn.Capability]:
+        """The capabilities that gate an item (only the ones this release adds, or any; of
+        the new release, or of ``caps``)."""
+        caps = self.caps_new if caps is None else caps
         out = []
-        for wire in sorted(dirn.gates_of(name, description, self.caps_new, by_name)):
-            candidates = [c for c in self.caps_new[wire] if not only_new or c.path in self.new_caps]
+        for wire in sorted(dirn.gates_of(name, description, caps, by_name)):
+            candidates = [c for c in caps[wire] if not only_new or c.path in self.new_caps]
+            described = [c for c in candidates if dirn.names_item(c, name)]
             if candidates:
-                out.append(dirn.closest(candidates, name))
-        # a gate whose def shares a word with the item (TerminalCapabilities for
-        # terminal/cancel) outranks one that only shares the member's name
+                out.append(dirn.closest(described or candidates, name))
+        # a gate that names the item, or whose def shares a word with it (TerminalCapabilities
+        # for terminal/cancel), outranks one that only shares the member's name
         # (ClientAuthCapabilities.terminal)
-        related = [c for c in out if dirn.shared_words(c, name)]
+        related = [c for c in out if dirn.names_item(c, name) or dirn.shared_words(c, name)]
         return related or out
 
     def gate_note(self, name: str, description: str | None, by_name: bool = False) -> str | None:

@@ -173,7 +173,7 @@ class Members(Base):
                 if any(x.name == self.method_rename.get(m.name, m.name) for x in self.pair.new.methods):
                     gated.append(self.method_rename.get(m.name, m.name))
         for d in self.pair.old.defs:
-            if name in dirn.mentions(d.description) and self.rename.get(d.key, d.key) in self.nd:
+            if any(dirn.mentioned(p, [name]) for p in dirn.mentions(d.description)) and self.rename.get(d.key, d.key) in self.nd:
                 gated.append(self.rename.get(d.key, d.key))
         if not gated:
             return False
