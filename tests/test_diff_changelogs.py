@@ -42,7 +42,9 @@ CASES = [
     (CRATE, "require v2 implementation info (#1517", "schema-v1.16.0", "schema-v1.19.0", S2, "required-field-added", "error", "InitializeRequest.info", None, ("client",)),
     (CRATE, "allow null auth capabilities (#1539", "schema-v1.16.0", "schema-v1.19.0", S2, "became-nullable", "error", "AgentCapabilities.auth", None, ("client",)),
     (CRATE, "require more session methods by default (#1578", "schema-v1.16.0", "schema-v1.19.0", S2, "capability-gate-removed", "warning", "SessionCapabilities.list", None, ("agent",)),
-    (CRATE, "Unify session/load and session/resume (#1584", "schema-v1.16.0", "schema-v1.19.0", S2, "method-removed", "error", "session/load", None, ("client",)),
+    # session/load was only available behind `SessionCapabilities.load`, removed in the same
+    # release: no new agent advertises it, so no old client calls it (#25, family 5)
+    (CRATE, "Unify session/load and session/resume (#1584", "schema-v1.16.0", "schema-v1.19.0", S2, "method-removed", "info", "session/load", None, ()),
     (CRATE, "New diff format (#1586", "schema-v1.16.0", "schema-v1.19.0", S2, "required-field-added", "error", "Diff.changes", None, ("agent",)),
     (CRATE, "More flexible permission requests (#1577", "schema-v1.16.0", "schema-v1.19.0", S2, "required-field-removed", "error", "RequestPermissionRequest.toolCall", None, ("client",)),
     (CRATE, "tighten v2 field validation (#1587", "schema-v1.16.0", "schema-v1.19.0", S2, "constraint-tightened", "error", "Cost.currency", None, ("agent",)),
@@ -57,7 +59,9 @@ CASES = [
     # on the old stable file rejects it, as it would any variant added there (#25, family 2)
     (CRATE, "Stabilize session usage updates (#1371", "v0.13.5", "schema-v1.13.7", S1, "moved-to-stable-breaking", "error", "SessionUpdate", "usage_update", ("client",)),
     (CRATE, "Stabilize optional message IDs (#1372", "v0.13.5", "schema-v1.13.7", S1, "moved-to-stable", "info", "ContentChunk.messageId", None, ()),
-    (CRATE, "Remove v2 client filesystem and terminal surface (#1346", "v0.13.5", "schema-v1.13.7", U2, "method-removed", "error", "fs/read_text_file", None, ("agent",)),
+    # fs/read_text_file went with its gate `FileSystemCapabilities.readTextFile` (and the whole
+    # `ClientCapabilities.fs`): no new client advertises it, no old agent calls it (#25, family 5)
+    (CRATE, "Remove v2 client filesystem and terminal surface (#1346", "v0.13.5", "schema-v1.13.7", U2, "method-removed", "info", "fs/read_text_file", None, ()),
     (CRATE, "Require message IDs in v2 chunks (#1352", "v0.13.5", "schema-v1.13.7", U2, "field-now-required", "error", "ContentChunk.messageId", None, ("agent",)),
     (CRATE, "Fix plan capability key (#1369", "v0.13.5", "schema-v1.13.7", U1, "field-renamed", "error", "ClientCapabilities.planCapabilities -> ClientCapabilities.plan", None, ("agent", "client")),
 ]

@@ -171,6 +171,46 @@ class Base:
         related = [c for c in out if dirn.names_item(c, name) or dirn.shared_words(c, name)]
         return related or out
 
+    def entry_points(self, method: ir.Method, protocol: ir.Protocol) -> list[str]:
+        """The optional response members that act as a request's gate: a member of a
+        result the request's implementer sends whose description (or its def's) names the
+        method in backticks, or that the method's description names (``PingResponse.choices``
+        for ``ping/choose``). The caller only calls it when the implementer sent one."""
+        defs = protocol.def_map()
+        out: set[str] = set()
+        for r in protocol.methods:
+            d = defs.get(r.result or "")
+            if r.side != method.side or r.name == method.name or not isinstance(d, ir.ObjectDef):
+                continue
+            for f in d.fields:
+                if f.required:
+                    continue
+                path = f"{d.key}.{f.wire_name}"
+                held = [defs[k].description for k in dirn.type_refs(f.type) if k in defs]
+                texts = [f.description, *held]
+                if any(dirn.names_in(t, method.name) for t in texts) or dirn.names_in(method.description, path):
+                    out.add(path)
+        return sorted(out)
+
+    def gone_gate(self, name: str, description: str | None, method: ir.Method | None = None) -> str | None:
+        """Why an item removed with its gate breaks nobody: its capability (of the old
+        release) or its only entry point (an optional response member) is gone too, so
+        no peer of either release is offered it."""
+        new_paths = {c.path for cs in self.caps_new.values() for c in cs}
+        gone = [c.path for c in self.gates(name, description, True, False, self.caps_old) if c.path not in new_paths]
+        if gone:
+            return f"its gate `{gone[0]}` went with it: no peer advertises it"
+        if method is not None:
+            entries = self.entry_points(method, self.pair.old)
+            if entries and not any(self._member_stays(e) for e in entries):
+                return f"its only entry point `{entries[0]}` went with it: no peer is offered it"
+        return None
+
+    def _member_stays(self, path: str) -> bool:
+        owner, _, member = path.partition(".")
+        d = self.nd.get(self.rename.get(owner, owner))
+        return isinstance(d, ir.ObjectDef) and any(f.wire_name == member for f in d.fields)
+
     def gate_note(self, name: str, description: str | None, by_name: bool = False) -> str | None:
         gates = self.gates(name, description, by_name, only_new=True)
         if not gates:

@@ -52,13 +52,21 @@ class Walk(Variants):
                     )
                     self.method_pair(m, n, name)
             elif not self.left_stable(f"method:{name}", name, f"method {name}", dirn.callers(m)):
-                self.emit("method-removed", name, f"method {name} was removed", dirn.callers(m))
+                note = self.gone_gate(name, m.description, m)
+                self.emit(
+                    "method-removed", name, f"method {name} was removed", dirn.callers(m), note=note,
+                    level="info" if note else None,
+                )
         for (name, side), n in sorted(new.items()):
             if (name, side) in old or name in renamed_to or name in old_names:
                 continue
             gates = self.gates(name, n.description, True, only_new=False)
             note = self.gate_note(name, n.description, True)
             ungated = n.kind == "request" and not gates
+            entries = self.entry_points(n, self.pair.new) if ungated else []
+            if entries:  # an optional response member offers it: the caller calls it only then
+                ungated = False
+                note = f"gated by the optional response member `{entries[0]}`: called only when it was sent"
             if self.became_stable(
                 f"method:{name}", name, f"method {name}", as_rule="request-added-without-gate" if ungated else "method-added",
                 breaks=dirn.implementers(n) if ungated else frozenset(), note=note,

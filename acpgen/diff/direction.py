@@ -175,10 +175,15 @@ def mentioned(path: tuple[str, ...], names: Iterable[str]) -> str | None:
 def names_item(capability: Capability, name: str) -> bool:
     """The capability's own description names the item in backticks: its method
     (``session/list``), its tag or value (``plan_update``), or its def or member path."""
+    return names_in(capability.description, name)
+
+
+def names_in(text: str | None, name: str) -> bool:
+    """A text names an item in backticks (any spelling; ``Def|value`` by its value too)."""
     wanted = {norm(name)}
     if "|" in name:
         wanted.add(norm(name.split("|", 1)[1]))
-    return any(norm(t) in wanted for t in _TICKS.findall(capability.description or ""))
+    return any(norm(t) in wanted for t in _TICKS.findall(text or ""))
 
 
 def method_words(name: str) -> set[str]:

@@ -90,7 +90,14 @@ class Variants(Members):
             if self.left_stable(f"{key}|{vid}", key, f"variant {vid} of {key}", self.breaks("variant-removed", sent), vid):
                 continue
             rule = "variant-removed-open" if n.open else "variant-removed"
-            note = None
+            base = self.od.get(ov[vid].base or "")
+            note = self.gone_gate(vid, ov[vid].description) or (
+                self.gone_gate(vid, base.description) if base is not None else None
+            )
+            if note:
+                self.emit(rule, key, f"{key} lost the variant {vid}", self.breaks(rule, sent), variant=vid, note=note,
+                          level="info")
+                continue
             if not n.open and n.default_variant is not None and self.default_accepts(ov[vid], n):
                 rule = "variant-removed-open"
                 note = (
