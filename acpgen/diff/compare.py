@@ -128,7 +128,7 @@ class Walk(Variants):
             # the untagged default of a union that holds it
             uo, un = _one_member(o, self.od), _one_member(n, self.nd)
             if isinstance(uo, ir.ObjectDef) and isinstance(un, ir.ObjectDef):
-                self.fields(uo.fields, un.fields, key, sent, None)
+                self.fields(uo.fields, un.fields, key, sent, None, (uo.extra, un.extra))
                 self.extra(uo, un, key, sent)
                 self.branches(uo.mixins, un.mixins, key, sent, None)
                 return
@@ -147,7 +147,7 @@ class Walk(Variants):
             self.type_change(self.co.canon(o.type), self.cn.canon(n.type), key, sent, None)
         elif isinstance(o, ir.ObjectDef):
             assert isinstance(n, ir.ObjectDef)
-            self.fields(o.fields, n.fields, key, sent, None)
+            self.fields(o.fields, n.fields, key, sent, None, (o.extra, n.extra))
             self.extra(o, n, key, sent)
             self.branches(o.mixins, n.mixins, key, sent, None)
         elif isinstance(o, ir.EnumDef):

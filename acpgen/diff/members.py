@@ -63,7 +63,10 @@ class Members(Base):
         owner: str,
         sent: frozenset[str],
         variant: str | None,
+        extra: tuple[object, object] = ("?", "?"),
     ) -> None:
+        """``extra``: the object's undeclared members in each release (``allow``,
+        ``forbid``, a type), when the members are an object's own."""
         o = {f.wire_name: f for f in of}
         n = {f.wire_name: f for f in nf}
         gone = [k for k in o if k not in n]
@@ -75,10 +78,18 @@ class Members(Base):
             subject = f"{owner}.{name}"
             if name in renamed:
                 new_name = renamed[name]
+                sides, note, lowered = dirn.BOTH, None, None
+                if extra == ("allow", "allow") and not f.required and not n[new_name].required:
+                    # both payloads stay valid in both releases: what is lost is what removing it loses
+                    sides, lowered = self.breaks("optional-field-removed", sent), BY_ID["optional-field-removed"].level
+                    note = (
+                        "an optional member of an object open to undeclared members: payloads of both releases "
+                        "stay valid in both; receivers lose what it said, as when it is removed"
+                    )
                 self.emit(
                     "field-renamed", f"{owner}.{name} -> {owner}.{new_name}",
-                    f"member {name} of {owner}{where} is now {new_name}", dirn.BOTH, variant=variant,
-                    old=name, new=new_name,
+                    f"member {name} of {owner}{where} is now {new_name}", sides, variant=variant,
+                    old=name, new=new_name, note=note, level=lowered,
                 )
                 continue
             if variant is None and self.left_stable(subject, subject, subject, self.breaks("optional-field-removed", sent)):
@@ -86,7 +97,13 @@ class Members(Base):
             if owner.endswith("Capabilities") and self.gate_removed(owner, name, sent):
                 continue
             rule = "required-field-removed" if f.required else "optional-field-removed"
-            self.emit(rule, subject, f"member {name} of {owner}{where} was removed", self.breaks(rule, sent), variant=variant)
+            hit, note = self.breaks(rule, sent), None
+            if extra[1] == "forbid":  # the object now rejects the member old senders send
+                hit = (hit if f.required else frozenset()) | sent
+                note = f"{owner} rejects undeclared members: old senders that send {name} are rejected"
+            self.emit(
+                rule, subject, f"member {name} of {owner}{where} was removed", hit, variant=variant, note=note
+            )
         for name in sorted(fresh):
             if name in renamed.values():
                 continue
