@@ -273,3 +273,28 @@ def test_an_ignore_entry_applies_through_its_expiry_day_and_not_after(tmp_path: 
     entries = read_ignores(path, today=dt.date.fromisoformat(today))
     kept, hidden, stale = split(changes, entries)
     assert (kept, [c.rule for c, _ in hidden], stale) == ([], ["field-renamed"], [])
+
+
+def test_explain_says_why_each_record_got_its_level(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--explain: under each text record, the rule's own level and whom it hits, the side
+    that sends the type, and the gate or leniency mark that lowered it; JSON has the same
+    as ``why``."""
+    monkeypatch.chdir(tmp_path)
+    lenient = [str(p) for p in sides(Path("lenient"), "type-narrowed-read-leniently")]
+    out = diff(*lenient, "--explain").stdout.splitlines()
+    i = next(i for i, line in enumerate(out) if " type-narrowed NewSessionRequest.cwd" in line)
+    assert out[i + 1 : i + 5] == [
+        "    rule: type-narrowed: error unless lowered; breaks the sides that send the type",
+        "    sent_by: client",
+        "    leniency: read leniently (x-deserialize-default-on-error): a bad value is dropped, not the message",
+        "    level: warning, lowered from the rule's error by the leniency above",
+    ]
+    gated_pair = [str(p) for p in sides(Path("gated"), "variant-added-behind-a-capability-that-names-it")]
+    gated = diff(*gated_pair, "--explain").stdout
+    assert "    gate: gated by the new capability `ClientCapabilities.planCapabilities`\n" in gated
+    assert "    sent_by: agent\n" in gated  # SessionUpdate: the agent sends it, the client receives it
+    plain = diff(*lenient).stdout
+    assert "    rule:" not in plain and plain.count("\n") == 3
+    doc = json.loads(diff(*lenient, "--format", "json").stdout)
+    why = next(c["why"] for c in doc["changes"] if c["rule"] == "type-narrowed")
+    assert why["leniency"].startswith("read leniently (x-deserialize-default-on-error)") and why["sent_by"] == "client"

@@ -74,7 +74,7 @@ def make(
     if note:
         why.append((_why_key(note), note))
     if final != r.level:
-        why.append(("level", f"{final}, below the rule's {r.level}: {note or 'see the rule'}"))
+        why.append(("level", f"{final}, lowered from the rule's {r.level} by the {_why_key(note or '')} above"))
     return Change(
         file=file,
         rule=rule,
