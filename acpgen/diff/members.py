@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Mapping
 
 from acpgen import ir
 from acpgen.diff import direction as dirn
@@ -33,6 +34,11 @@ class Members(Base):
         both sides is compared member by member, and by what else it requires."""
         mo, mn = {m.label: m for m in o}, {m.label: m for m in n}
         lo, ln = set(mo), set(mn)
+        if variant is None and (
+            (lo and not ln and self.guard_became_tag(key, o, self.nd))
+            or (ln and not lo and self.guard_became_tag(key, n, self.od, self.back.get(key, key)))
+        ):
+            return
         if lo != ln:
             exclusive = any(m.keyword == "oneOf" for m in o + n)
             if not lo or not ln:  # a union to match appeared (fewer values) or went (more)
@@ -55,6 +61,37 @@ class Members(Base):
                     "type-changed", key, f"branch {label} of {key} requires something else", dirn.BOTH, variant=where,
                 )
             self.branches(a.mixins, b.mixins, key, sent, where)
+
+    def guard_became_tag(
+        self, key: str, gone: tuple[ir.Mixin, ...], defs: Mapping[str, ir.Def], name: str | None = None
+    ) -> bool:
+        """A def's ``not`` guards on a member (``type`` absent or ``agent``) gone because
+        the def is now (in ``defs``) only the payload of the tagged variant that requires
+        that value: a narrowing, said once on the union (its variant now requires the
+        tag), not a widening of the def. And the mirror: guards that appear on a def that
+        was only such a payload (``defs`` the old release's, ``name`` the def's name there)."""
+        key = name or key
+        allowed: dict[str, set[object]] = {}
+        for m in gone:
+            if m.base or m.mixins or m.required or m.excludes or m.absent or not m.fields:
+                return False
+            for f in m.fields:
+                if f.required or not isinstance(f.type, ir.Lit):
+                    return False
+                allowed.setdefault(f.wire_name, set()).update(f.type.values)
+        tagged = [
+            (d, v) for d in defs.values() if isinstance(d, ir.TaggedUnionDef) for v in d.variants if v.base == key
+        ]
+        if not tagged or any(v.kind != "tagged" or v.tag_value not in allowed.get(d.tag, set()) for d, v in tagged):
+            return False
+        for d in defs.values():  # and nothing else holds the def: taken alone it is wider
+            if isinstance(d, ir.TaggedUnionDef):
+                held = [f for f in d.shared_fields] + [f for v in d.variants for f in v.fields]
+                if any(key in dirn.type_refs(f.type) for f in held):
+                    return False
+            elif d.key != key and key in dirn.def_refs(d):
+                return False
+        return True
 
     def fields(
         self,
