@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from acpgen.diff import Change, diff_releases, load_release
+from acpgen.diff.rules import BY_ID
 from tests.corpus import ACP, CORPUS, needs_corpus
 
 pytestmark = needs_corpus
@@ -89,7 +90,8 @@ def test_changelog_line_is_reported(case: tuple) -> None:  # type: ignore[type-a
     changelog_line(log, words)
     found = [c for c in _diff(old, new) if (c.file, c.rule, c.subject, c.variant) == (file, rule, subject, variant)]
     assert found, f"no {rule} {subject} in {file} between {old} and {new}"
-    assert (found[0].level, found[0].breaks) == (level, breaks)
+    assert len(found) == 1, found
+    assert (found[0].kind, found[0].level, found[0].breaks) == (BY_ID[rule].kind, level, breaks)
 
 
 def test_annotation_only_release_reports_nothing_on_v1() -> None:
@@ -106,7 +108,9 @@ def test_semantic_string_aliases_change_no_member() -> None:
     changes = _diff("schema-v1.19.0", "schema-v1.19.1")
     v2 = [c for c in changes if c.file == S2]
     assert not [c for c in v2 if c.kind == "type-changed"], [c.subject for c in v2 if c.kind == "type-changed"]
-    assert {"AbsolutePath", "MediaType"} <= {c.subject for c in v2 if c.rule == "def-added"}
+    added = {c.subject: c for c in v2 if c.rule == "def-added"}
+    assert {"AbsolutePath", "MediaType"} <= set(added)
+    assert {(added[k].kind, added[k].level, added[k].breaks) for k in ("AbsolutePath", "MediaType")} == {("def-added", "info", ())}
 
 
 def test_there_are_at_least_twenty_cases() -> None:

@@ -13,7 +13,7 @@ from typing import Iterable
 
 from acpgen import ir
 from acpgen.diff import direction as dirn
-from acpgen.diff.base import Pair
+from acpgen.diff.base import Pair, _vid
 from acpgen.diff.model import Change
 from acpgen.diff.renames import fingerprint
 from acpgen.diff.variants import Variants
@@ -171,12 +171,25 @@ class Walk(Variants):
         new_items = {name for name, _ in _items(self.pair.new)}
         for item in sorted(was - now):
             if item in new_items and not _covered(item, now) and not _inside(item, was - now):
-                self.emit("moved-to-stable", _subject(item), f"{_subject(item)} is now stable", variant=_variant(item))
+                self.emit("moved-to-stable", _subject(item), f"{_subject(item)} is now stable", variant=self._label(item))
         for item in sorted(now - was):
             if item in old_items and not _covered(item, was) and not _inside(item, now - was):
                 self.emit(
-                    "moved-to-unstable", _subject(item), f"{_subject(item)} is now unstable", dirn.BOTH, variant=_variant(item)
+                    "moved-to-unstable", _subject(item), f"{_subject(item)} is now unstable", dirn.BOTH,
+                    variant=self._label(item),
                 )
+
+    def _label(self, item: str) -> str | None:
+        """An item's variant as the stable file labels it: its tag, else its title."""
+        owner, _, rest = item.partition("|")
+        key = rest.partition(".")[0]
+        for defs in (self.nd, self.od):
+            d = defs.get(owner)
+            if isinstance(d, ir.TaggedUnionDef):
+                for v in d.variants:
+                    if v.key == key:
+                        return _vid(v)
+        return _variant(item)
 
 
 def _items(p: ir.Protocol) -> Iterable[tuple[str, str | None]]:
