@@ -114,6 +114,12 @@ class Variants(Members):
             note = self.gate_note(vid, v.description, by_name=True) or (
                 self.gate_note(vid, base.description) if base else None
             )
+            if not note and not o.open and o.default_variant is not None and self.default_accepts(v, o, False):
+                rule = "variant-added-open"  # old receivers read it as their untagged default
+                note = (
+                    f"the old untagged default member {_vid(o.default_variant)} accepts its payload: "
+                    "old receivers read it as that"
+                )
             if self.became_stable(
                 f"{key}|{vid}", key, f"variant {vid} of {key}", vid, as_rule=rule, breaks=self.breaks(rule, sent),
                 note=note, level="info" if note else None,
@@ -153,26 +159,29 @@ class Variants(Members):
         return len(fa) == len(fb) and all(f.wire_name in nb and self._same_field(f, nb[f.wire_name]) for f in fa)
 
 
-    def default_accepts(self, gone: ir.Variant, n: ir.TaggedUnionDef) -> bool:
-        """Whether the new union's untagged default member accepts every payload of a
-        variant the old union had: its tag not ruled out, every member it requires there
-        with a type that takes the old one, the rest allowed as undeclared members. When
-        unsure (sibling unions, other guards, a closed base), no."""
-        d = n.default_variant
-        if d is None or d.mixins or gone.mixins or gone.tag_value is None:
+    def default_accepts(self, v: ir.Variant, u: ir.TaggedUnionDef, v_is_old: bool = True) -> bool:
+        """Whether the untagged default member of union ``u`` accepts every payload of
+        variant ``v`` of the other release (``v`` old and ``u`` new, or the reverse): its
+        tag not ruled out, every member the default requires there with a type that takes
+        ``v``'s, the rest allowed as undeclared members. When unsure (sibling unions, other
+        guards, a closed base), no."""
+        v_defs, u_defs = (self.od, self.nd) if v_is_old else (self.nd, self.od)
+        v_canon, u_canon = (self.co, self.cn) if v_is_old else (self.cn, self.co)
+        d = u.default_variant
+        if d is None or d.mixins or v.mixins or v.tag_value is None:
             return False
-        if any(member != n.tag or gone.tag_value in values for member, values in d.excludes):
+        if any(member != u.tag or v.tag_value in values for member, values in d.excludes):
             return False
-        base = self.nd.get(d.base) if d.base else None
+        base = u_defs.get(d.base) if d.base else None
         if isinstance(base, ir.ObjectDef) and (base.extra != "allow" or base.mixins):
             return False
-        fg, fd = _effective(gone, self.od), _effective(d, self.nd)
-        if fg is None or fd is None:
+        fv, fd = _effective(v, v_defs), _effective(d, u_defs)
+        if fv is None or fd is None:
             return False
-        have = {f.wire_name: f for f in fg}
+        have = {f.wire_name: f for f in fv}
         for f in fd:
-            if f.wire_name == n.tag:
-                if relate(("lit", json.dumps(gone.tag_value)), self.cn.canon(f.type)) not in ("same", "wider"):
+            if f.wire_name == u.tag:
+                if relate(("lit", json.dumps(v.tag_value)), u_canon.canon(f.type)) not in ("same", "wider"):
                     return False
                 continue
             g = have.get(f.wire_name)
@@ -180,7 +189,7 @@ class Variants(Members):
                 if f.required:
                     return False
                 continue
-            if (f.required and not g.required) or relate(self.co.canon(g.type), self.cn.canon(f.type)) not in (
+            if (f.required and not g.required) or relate(v_canon.canon(g.type), u_canon.canon(f.type)) not in (
                 "same", "wider"
             ):
                 return False
