@@ -158,7 +158,6 @@ class Variants(Members):
         nb = {f.wire_name: f for f in fb}
         return len(fa) == len(fb) and all(f.wire_name in nb and self._same_field(f, nb[f.wire_name]) for f in fa)
 
-
     def default_accepts(self, v: ir.Variant, u: ir.TaggedUnionDef, v_is_old: bool = True) -> bool:
         """Whether the untagged default member of union ``u`` accepts every payload of
         variant ``v`` of the other release (``v`` old and ``u`` new, or the reverse): its
