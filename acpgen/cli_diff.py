@@ -102,6 +102,9 @@ def register(app: typer.Typer) -> None:
             [], "--overlay-new", help="An RFD overlay applied to NEW only (what would this RFD break?)."
         ),
         rules: bool = typer.Option(False, "--rules", help="List the rule catalogue and exit."),
+        explain: bool = typer.Option(
+            False, "--explain", help="Text format: say under each record why it got its level (gate, leniency, sender)."
+        ),
     ) -> None:
         from acpgen.diff import diff_releases, load_sides
         from acpgen.diff import report
@@ -149,7 +152,7 @@ def register(app: typer.Typer) -> None:
             elif fmt == "junit":
                 sys.stdout.write(report.render_junit(kept, fail_on))
             else:
-                sys.stdout.write(report.render_text(kept, hidden))
+                sys.stdout.write(report.render_text(kept, hidden, explain))
             for entry in stale:
                 typer.echo(
                     f"warning: {entry.source}: ignore entry {entry.pointer} ({entry.rule} {entry.subject}) matched nothing",

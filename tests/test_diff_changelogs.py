@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from acpgen.diff import Change, diff_releases, load_release
+from acpgen.diff.rules import BY_ID
 from tests.corpus import ACP, CORPUS, needs_corpus
 
 pytestmark = needs_corpus
@@ -21,7 +22,8 @@ S1, U1, S2, U2 = "v1/schema.json", "v1/schema.unstable.json", "v2/schema.json", 
 CASES = [
     (V1, "stabilize elicitation (#1779", "schema-v1.20.0", "main", S1, "moved-to-stable", "info", "elicitation/create", None, ()),
     (V2, "stabilize terminal authentication (#2000", "schema-v1.20.0", "main", S2, "moved-to-stable", "info", "AuthMethod", "terminal", ()),
-    (V1, "add session compaction updates (#2002", "schema-v1.20.0", "main", U1, "variant-added-closed", "info", "SessionUpdate", "compaction_update", ("client",)),
+    # gated by the new `compaction` capability: info, and an info record breaks nobody (#25)
+    (V1, "add session compaction updates (#2002", "schema-v1.20.0", "main", U1, "variant-added-closed", "info", "SessionUpdate", "compaction_update", ()),
     (V1, "add session compaction updates (#2002", "schema-v1.20.0", "main", U1, "optional-field-added", "info", "ClientSessionCapabilities.compaction", None, ()),
     (V1, "add tool call name (#1752", "schema-v1.19.1", "schema-v1.20.0", U1, "optional-field-added", "info", "ToolCall.name", None, ()),
     (V2, "add cancelled variant to tool call and plan item (#1750", "schema-v1.19.1", "schema-v1.20.0", S2, "enum-value-added-open", "info", "ToolCallStatus", "cancelled", ()),
@@ -41,7 +43,9 @@ CASES = [
     (CRATE, "require v2 implementation info (#1517", "schema-v1.16.0", "schema-v1.19.0", S2, "required-field-added", "error", "InitializeRequest.info", None, ("client",)),
     (CRATE, "allow null auth capabilities (#1539", "schema-v1.16.0", "schema-v1.19.0", S2, "became-nullable", "error", "AgentCapabilities.auth", None, ("client",)),
     (CRATE, "require more session methods by default (#1578", "schema-v1.16.0", "schema-v1.19.0", S2, "capability-gate-removed", "warning", "SessionCapabilities.list", None, ("agent",)),
-    (CRATE, "Unify session/load and session/resume (#1584", "schema-v1.16.0", "schema-v1.19.0", S2, "method-removed", "error", "session/load", None, ("client",)),
+    # session/load was only available behind `SessionCapabilities.load`, removed in the same
+    # release: no new agent advertises it, so no old client calls it (#25, family 5)
+    (CRATE, "Unify session/load and session/resume (#1584", "schema-v1.16.0", "schema-v1.19.0", S2, "method-removed", "info", "session/load", None, ()),
     (CRATE, "New diff format (#1586", "schema-v1.16.0", "schema-v1.19.0", S2, "required-field-added", "error", "Diff.changes", None, ("agent",)),
     (CRATE, "More flexible permission requests (#1577", "schema-v1.16.0", "schema-v1.19.0", S2, "required-field-removed", "error", "RequestPermissionRequest.toolCall", None, ("client",)),
     (CRATE, "tighten v2 field validation (#1587", "schema-v1.16.0", "schema-v1.19.0", S2, "constraint-tightened", "error", "Cost.currency", None, ("agent",)),
@@ -52,11 +56,18 @@ CASES = [
     (CRATE, "Stabilize additionalDirectories for sessions (#1327", "v0.13.4", "v0.13.5", S1, "moved-to-stable", "info", "NewSessionRequest.additionalDirectories", None, ()),
     (CRATE, "Add v2 enum extension RFD and fallbacks (#1304", "v0.13.4", "v0.13.5", U2, "enum-opened", "warning", "StopReason", None, ("client",)),
     (CRATE, "Stabilize session/delete (#1370", "v0.13.5", "schema-v1.13.7", S1, "moved-to-stable", "info", "session/delete", None, ()),
-    (CRATE, "Stabilize session usage updates (#1371", "v0.13.5", "schema-v1.13.7", S1, "moved-to-stable", "info", "SessionUpdate", "usage_update", ()),
+    # v1 stable SessionUpdate is closed and no capability gates usage_update: a client built
+    # on the old stable file rejects it, as it would any variant added there (#25, family 2)
+    (CRATE, "Stabilize session usage updates (#1371", "v0.13.5", "schema-v1.13.7", S1, "moved-to-stable-breaking", "error", "SessionUpdate", "usage_update", ("client",)),
     (CRATE, "Stabilize optional message IDs (#1372", "v0.13.5", "schema-v1.13.7", S1, "moved-to-stable", "info", "ContentChunk.messageId", None, ()),
-    (CRATE, "Remove v2 client filesystem and terminal surface (#1346", "v0.13.5", "schema-v1.13.7", U2, "method-removed", "error", "fs/read_text_file", None, ("agent",)),
+    # fs/read_text_file went with its gate `FileSystemCapabilities.readTextFile` (and the whole
+    # `ClientCapabilities.fs`): no new client advertises it, no old agent calls it (#25, family 5)
+    (CRATE, "Remove v2 client filesystem and terminal surface (#1346", "v0.13.5", "schema-v1.13.7", U2, "method-removed", "info", "fs/read_text_file", None, ()),
     (CRATE, "Require message IDs in v2 chunks (#1352", "v0.13.5", "schema-v1.13.7", U2, "field-now-required", "error", "ContentChunk.messageId", None, ("agent",)),
-    (CRATE, "Fix plan capability key (#1369", "v0.13.5", "schema-v1.13.7", U1, "field-renamed", "error", "ClientCapabilities.planCapabilities -> ClientCapabilities.plan", None, ("agent", "client")),
+    # an optional member of an object open to undeclared members: an old client's
+    # `planCapabilities` stays valid for a new agent (and `plan` for an old one); the agent
+    # loses what it said, as if it were removed: warning for the receiver (#25, family 7)
+    (CRATE, "Fix plan capability key (#1369", "v0.13.5", "schema-v1.13.7", U1, "field-renamed", "warning", "ClientCapabilities.planCapabilities -> ClientCapabilities.plan", None, ("agent",)),
 ]
 
 
@@ -79,7 +90,8 @@ def test_changelog_line_is_reported(case: tuple) -> None:  # type: ignore[type-a
     changelog_line(log, words)
     found = [c for c in _diff(old, new) if (c.file, c.rule, c.subject, c.variant) == (file, rule, subject, variant)]
     assert found, f"no {rule} {subject} in {file} between {old} and {new}"
-    assert (found[0].level, found[0].breaks) == (level, breaks)
+    assert len(found) == 1, found
+    assert (found[0].kind, found[0].level, found[0].breaks) == (BY_ID[rule].kind, level, breaks)
 
 
 def test_annotation_only_release_reports_nothing_on_v1() -> None:
@@ -96,7 +108,9 @@ def test_semantic_string_aliases_change_no_member() -> None:
     changes = _diff("schema-v1.19.0", "schema-v1.19.1")
     v2 = [c for c in changes if c.file == S2]
     assert not [c for c in v2 if c.kind == "type-changed"], [c.subject for c in v2 if c.kind == "type-changed"]
-    assert {"AbsolutePath", "MediaType"} <= {c.subject for c in v2 if c.rule == "def-added"}
+    added = {c.subject: c for c in v2 if c.rule == "def-added"}
+    assert {"AbsolutePath", "MediaType"} <= set(added)
+    assert {(added[k].kind, added[k].level, added[k].breaks) for k in ("AbsolutePath", "MediaType")} == {("def-added", "info", ())}
 
 
 def test_there_are_at_least_twenty_cases() -> None:

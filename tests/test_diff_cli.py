@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from acpgen.cli import app
 from acpgen.diff.report import FORMATS
 from acpgen.diff.rules import RULES
-from tests.diff_helpers import BASE, sides
+from acpgen.diff.rules import BY_ID
+from tests.diff_helpers import BASE, CASES, expected, sides
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +50,11 @@ def test_json_is_the_documented_record_shape(pair) -> None:  # type: ignore[no-u
     doc = json.loads(diff(*pair("field-renamed"), "--format", "json").stdout)
     assert doc["version"] == 1 and doc["old"] == "old" and doc["new"] == "new"
     (record,) = doc["changes"]
-    assert set(record) == {"file", "rule", "kind", "level", "code", "subject", "breaks", "message", "variant", "old", "new", "note"}
+    assert set(record) == {
+        "file", "rule", "kind", "level", "code", "subject", "breaks", "message", "variant", "old", "new", "note", "why"
+    }
+    assert record["why"]["rule"] == "field-renamed: error unless lowered; breaks both sides"
+    assert record["why"]["sent_by"] == "agent"  # AuthMethod: in InitializeResponse
     assert (record["rule"], record["kind"], record["subject"]) == ("field-renamed", "renamed", "AuthMethod.name -> AuthMethod.label")
     assert doc["summary"] == {"error": 1, "warning": 0, "info": 0}
 
@@ -224,3 +229,72 @@ def test_release_labels(name: str, single: bool, label: str) -> None:
     from acpgen.diff import Release
 
     assert Release(name, {}, single).label == label
+
+
+FAMILIES = sorted(n for n, c in CASES.items() if "family" in c)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_each_issue_25_family_in_json_and_text(pair, name: str) -> None:  # type: ignore[no-untyped-def]
+    """Every #25 family's fixture pair through the CLI: the JSON records carry the kind,
+    subject, level and breaks of the case (each with its why), the text lines say the same."""
+    old, new = pair(name)
+    doc = json.loads(diff(old, new, "--format", "json").stdout)
+    got = {(c["file"], c["rule"], c["kind"], c["level"], c["subject"], c["variant"], tuple(c["breaks"])) for c in doc["changes"]}
+    want = {(f, r, BY_ID[r].kind, lvl, s, v, b) for f, r, lvl, s, v, b in expected(name)}
+    assert got == want
+    assert all(c["why"]["rule"].startswith(c["rule"] + ":") for c in doc["changes"])
+    text = diff(old, new).stdout.splitlines()
+    for f, r, lvl, s, v, b in sorted(expected(name), key=str):
+        head = f"{f}: {lvl} {r} {s}" + (f" ({v})" if v else "") + (f" [breaks {', '.join(b)}]" if b else "")
+        assert any(line.startswith(head + ":") or line.startswith(head + " [code") for line in text), (head, text)
+
+
+@pytest.mark.parametrize(
+    "today,applies",
+    [("2027-01-30", True), ("2027-01-31", True), ("2027-02-01", False)],
+)
+def test_an_ignore_entry_applies_through_its_expiry_day_and_not_after(tmp_path: Path, today: str, applies: bool) -> None:
+    """README: "after this date the entry is refused". On the day itself it still hides
+    its change; the day after, it is bad input (exit 2), never silently applied."""
+    import datetime as dt
+
+    from acpgen.diff.ignore import read_ignores, split
+    from acpgen.errors import AcpgenError
+    from tests.diff_helpers import run_case
+
+    path = tmp_path / "ignore.toml"
+    path.write_text(IGNORE.replace("2999-01-01", "2027-01-31"))
+    changes = run_case(tmp_path / "case", "field-renamed")
+    if not applies:
+        with pytest.raises(AcpgenError, match="expired on 2027-01-31"):
+            read_ignores(path, today=dt.date.fromisoformat(today))
+        return
+    entries = read_ignores(path, today=dt.date.fromisoformat(today))
+    kept, hidden, stale = split(changes, entries)
+    assert (kept, [c.rule for c, _ in hidden], stale) == ([], ["field-renamed"], [])
+
+
+def test_explain_says_why_each_record_got_its_level(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--explain: under each text record, the rule's own level and whom it hits, the side
+    that sends the type, and the gate or leniency mark that lowered it; JSON has the same
+    as ``why``."""
+    monkeypatch.chdir(tmp_path)
+    lenient = [str(p) for p in sides(Path("lenient"), "type-narrowed-read-leniently")]
+    out = diff(*lenient, "--explain").stdout.splitlines()
+    i = next(i for i, line in enumerate(out) if " type-narrowed NewSessionRequest.cwd" in line)
+    assert out[i + 1 : i + 5] == [
+        "    rule: type-narrowed: error unless lowered; breaks the sides that send the type",
+        "    sent_by: client",
+        "    leniency: read leniently (x-deserialize-default-on-error): a bad value is dropped, not the message",
+        "    level: warning, lowered from the rule's error by the leniency above",
+    ]
+    gated_pair = [str(p) for p in sides(Path("gated"), "variant-added-behind-a-capability-that-names-it")]
+    gated = diff(*gated_pair, "--explain").stdout
+    assert "    gate: gated by the new capability `ClientCapabilities.planCapabilities`\n" in gated
+    assert "    sent_by: agent\n" in gated  # SessionUpdate: the agent sends it, the client receives it
+    plain = diff(*lenient).stdout
+    assert "    rule:" not in plain and plain.count("\n") == 3
+    doc = json.loads(diff(*lenient, "--format", "json").stdout)
+    why = next(c["why"] for c in doc["changes"] if c["rule"] == "type-narrowed")
+    assert why["leniency"].startswith("read leniently (x-deserialize-default-on-error)") and why["sent_by"] == "client"

@@ -11,7 +11,7 @@ from acpgen import ir
 from acpgen.diff import direction as dirn
 from acpgen.diff.model import Change, make
 from acpgen.diff.renames import def_renames, method_renames
-from acpgen.diff.rules import BY_ID
+from acpgen.diff.rules import BY_ID, Level, rank
 from acpgen.diff.types import Canoniser
 from acpgen.normalise.stability import items
 
@@ -87,7 +87,22 @@ class Base:
     # ------------------------------------------------------------------ helpers
 
     def emit(self, rule: str, subject: str, message: str, sides: Iterable[str] = (), **kw: object) -> None:
+        if "sent_by" not in kw:
+            kw["sent_by"] = self.sent_by(subject)
         self.out.append(make(self.pair.file, rule, subject, message, frozenset(sides), **kw))  # type: ignore[arg-type]
+
+    def sent_by(self, subject: str) -> frozenset[str] | None:
+        """The sides that send what a subject names: a def (or a member of one), or a
+        method's params (its callers)."""
+        head = subject.split(" -> ")[-1]
+        owner = head.split(".", 1)[0]
+        old = self.back.get(owner, owner)
+        if owner in self.nd or old in self.od:
+            return self.sides(owner if owner in self.nd else None, old if old in self.od else None)
+        for m in self.pair.new.methods + self.pair.old.methods:
+            if m.name == head:
+                return dirn.callers(m)
+        return None
 
     def sides(self, new_key: str | None, old_key: str | None = None) -> frozenset[str]:
         """The sides that send a def (in either release)."""
@@ -116,25 +131,85 @@ class Base:
         self.emit("moved-to-unstable", subject, message, breaks, variant=variant)
         return True
 
-    def became_stable(self, item: str, subject: str, what: str, variant: str | None = None) -> bool:
-        """An item new in a stable file that the old unstable file had moved from there."""
+    def became_stable(
+        self, item: str, subject: str, what: str, variant: str | None = None, *, as_rule: str = "def-added",
+        breaks: frozenset[str] = frozenset(), note: str | None = None, level: Level | None = None,
+    ) -> bool:
+        """An item new in a stable file that the old unstable file had moved from there.
+        Stabilising keeps its kind, but takes the level that adding the item to the stable
+        file would get (``as_rule``, lowered by the same gate): implementations of the old
+        stable file never saw it."""
         if item not in self.was_unstable:
             return False
-        self.emit("moved-to-stable", subject, f"{what} is now stable", variant=variant)
+        r = BY_ID[as_rule]
+        final = r.level if level is None or rank(level) < rank(r.level) else level
+        if final == "info":
+            self.emit("moved-to-stable", subject, f"{what} is now stable", variant=variant, note=note)
+        else:
+            because = f"as adding it to the stable file: {as_rule}" + (f"; {note}" if note else "")
+            self.emit(
+                "moved-to-stable-breaking", subject, f"{what} is now stable", breaks, variant=variant, note=because,
+                level=final,
+            )
         return True
 
-    def gates(self, name: str, description: str | None, by_name: bool, only_new: bool) -> list[dirn.Capability]:
-        """The capabilities that gate an item (only the ones this release adds, or any)."""
+    def gates(
+        self, name: str, description: str | None, by_name: bool, only_new: bool, caps: dirn.Caps | None = None
+    ) -> list[dirn.Capability]:
+        """The capabilities that gate an item (only the ones this release adds, or any; of
+        the new release, or of ``caps``)."""
+        caps = self.caps_new if caps is None else caps
         out = []
-        for wire in sorted(dirn.gates_of(name, description, self.caps_new, by_name)):
-            candidates = [c for c in self.caps_new[wire] if not only_new or c.path in self.new_caps]
+        for wire in sorted(dirn.gates_of(name, description, caps, by_name)):
+            candidates = [c for c in caps[wire] if not only_new or c.path in self.new_caps]
+            described = [c for c in candidates if dirn.names_item(c, name)]
             if candidates:
-                out.append(dirn.closest(candidates, name))
-        # a gate whose def shares a word with the item (TerminalCapabilities for
-        # terminal/cancel) outranks one that only shares the member's name
+                out.append(dirn.closest(described or candidates, name))
+        # a gate that names the item, or whose def shares a word with it (TerminalCapabilities
+        # for terminal/cancel), outranks one that only shares the member's name
         # (ClientAuthCapabilities.terminal)
-        related = [c for c in out if dirn.shared_words(c, name)]
+        related = [c for c in out if dirn.names_item(c, name) or dirn.shared_words(c, name)]
         return related or out
+
+    def entry_points(self, method: ir.Method, protocol: ir.Protocol) -> list[str]:
+        """The optional response members that act as a request's gate: a member of a
+        result the request's implementer sends whose description (or its def's) names the
+        method in backticks, or that the method's description names (``PingResponse.choices``
+        for ``ping/choose``). The caller only calls it when the implementer sent one."""
+        defs = protocol.def_map()
+        out: set[str] = set()
+        for r in protocol.methods:
+            d = defs.get(r.result or "")
+            if r.side != method.side or r.name == method.name or not isinstance(d, ir.ObjectDef):
+                continue
+            for f in d.fields:
+                if f.required:
+                    continue
+                path = f"{d.key}.{f.wire_name}"
+                held = [defs[k].description for k in dirn.type_refs(f.type) if k in defs]
+                texts = [f.description, *held]
+                if any(dirn.names_in(t, method.name) for t in texts) or dirn.names_in(method.description, path):
+                    out.add(path)
+        return sorted(out)
+
+    def gone_gate(self, name: str, description: str | None, method: ir.Method | None = None) -> str | None:
+        """Why an item removed with its gate breaks nobody: its capability (of the old
+        release) or its only entry point (an optional response member) is gone too, so
+        no peer of either release is offered it."""
+        new_paths = {c.path for cs in self.caps_new.values() for c in cs}
+        gone = [c.path for c in self.gates(name, description, True, False, self.caps_old) if c.path not in new_paths]
+        if gone:
+            return f"its gate `{gone[0]}` went with it: no peer advertises it"
+        if method is not None:
+            entries = self.entry_points(method, self.pair.old)
+            if entries and not any(self._member_stays(e) for e in entries):
+                return f"its only entry point `{entries[0]}` went with it: no peer is offered it"
+        return None
+
+    def _member_stays(self, path: str) -> bool:
+        owner, _, member = path.partition(".")
+        d = self.nd.get(self.rename.get(owner, owner))
+        return isinstance(d, ir.ObjectDef) and any(f.wire_name == member for f in d.fields)
 
     def gate_note(self, name: str, description: str | None, by_name: bool = False) -> str | None:
         gates = self.gates(name, description, by_name, only_new=True)

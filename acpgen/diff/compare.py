@@ -13,7 +13,7 @@ from typing import Iterable
 
 from acpgen import ir
 from acpgen.diff import direction as dirn
-from acpgen.diff.base import Pair
+from acpgen.diff.base import Pair, _vid
 from acpgen.diff.model import Change
 from acpgen.diff.renames import fingerprint
 from acpgen.diff.variants import Variants
@@ -52,15 +52,27 @@ class Walk(Variants):
                     )
                     self.method_pair(m, n, name)
             elif not self.left_stable(f"method:{name}", name, f"method {name}", dirn.callers(m)):
-                self.emit("method-removed", name, f"method {name} was removed", dirn.callers(m))
+                note = self.gone_gate(name, m.description, m)
+                self.emit(
+                    "method-removed", name, f"method {name} was removed", dirn.callers(m), note=note,
+                    level="info" if note else None,
+                )
         for (name, side), n in sorted(new.items()):
             if (name, side) in old or name in renamed_to or name in old_names:
                 continue
-            if self.became_stable(f"method:{name}", name, f"method {name}"):
-                continue
             gates = self.gates(name, n.description, True, only_new=False)
             note = self.gate_note(name, n.description, True)
-            if n.kind == "request" and not gates:
+            ungated = n.kind == "request" and not gates
+            entries = self.entry_points(n, self.pair.new) if ungated else []
+            if entries:  # an optional response member offers it: the caller calls it only then
+                ungated = False
+                note = f"gated by the optional response member `{entries[0]}`: called only when it was sent"
+            if self.became_stable(
+                f"method:{name}", name, f"method {name}", as_rule="request-added-without-gate" if ungated else "method-added",
+                breaks=dirn.implementers(n) if ungated else frozenset(), note=note,
+            ):
+                continue
+            if ungated:
                 self.emit(
                     "request-added-without-gate",
                     name,
@@ -105,12 +117,27 @@ class Walk(Variants):
             if key in self.routers or key in self.od or key in self.back:
                 continue
             d = self.nd[key]
-            if not self.became_stable(key, key, key):
-                self.emit("def-added", key, f"new def {key}", note=self.gate_note(key, d.description))
+            note = self.gate_note(key, d.description)
+            if not self.became_stable(key, key, key, note=note):
+                self.emit("def-added", key, f"new def {key}", note=note)
 
     def def_pair(self, o: ir.Def, n: ir.Def, key: str) -> None:
         sent = self.sides(key, o.key)
         if type(o) is not type(n):
+            # compared by what is accepted: a one-member union is its member, an object is
+            # the untagged default of a union that holds it
+            uo, un = _one_member(o, self.od), _one_member(n, self.nd)
+            if isinstance(uo, ir.ObjectDef) and isinstance(un, ir.ObjectDef):
+                self.fields(uo.fields, un.fields, key, sent, None, (uo.extra, un.extra))
+                self.extra(uo, un, key, sent)
+                self.branches(uo.mixins, un.mixins, key, sent, None)
+                return
+            if isinstance(uo, ir.ObjectDef) and isinstance(un, ir.TaggedUnionDef) and _holds(un, uo):
+                self.tagged(_as_default(uo, un), un, key, sent)
+                return
+            if isinstance(uo, ir.TaggedUnionDef) and isinstance(un, ir.ObjectDef) and _holds(uo, un):
+                self.tagged(uo, _as_default(un, uo), key, sent)
+                return
             self.emit(
                 "def-kind-changed", key, f"{key} is now a {_shape(n)}", dirn.BOTH, old=_shape(o), new=_shape(n)
             )
@@ -120,7 +147,7 @@ class Walk(Variants):
             self.type_change(self.co.canon(o.type), self.cn.canon(n.type), key, sent, None)
         elif isinstance(o, ir.ObjectDef):
             assert isinstance(n, ir.ObjectDef)
-            self.fields(o.fields, n.fields, key, sent, None)
+            self.fields(o.fields, n.fields, key, sent, None, (o.extra, n.extra))
             self.extra(o, n, key, sent)
             self.branches(o.mixins, n.mixins, key, sent, None)
         elif isinstance(o, ir.EnumDef):
@@ -143,13 +170,26 @@ class Walk(Variants):
         old_items = {name for name, _ in _items(self.pair.old)}
         new_items = {name for name, _ in _items(self.pair.new)}
         for item in sorted(was - now):
-            if item in new_items and not _covered(item, now):
-                self.emit("moved-to-stable", _subject(item), f"{_subject(item)} is now stable", variant=_variant(item))
+            if item in new_items and not _covered(item, now) and not _inside(item, was - now):
+                self.emit("moved-to-stable", _subject(item), f"{_subject(item)} is now stable", variant=self._label(item))
         for item in sorted(now - was):
-            if item in old_items and not _covered(item, was):
+            if item in old_items and not _covered(item, was) and not _inside(item, now - was):
                 self.emit(
-                    "moved-to-unstable", _subject(item), f"{_subject(item)} is now unstable", dirn.BOTH, variant=_variant(item)
+                    "moved-to-unstable", _subject(item), f"{_subject(item)} is now unstable", dirn.BOTH,
+                    variant=self._label(item),
                 )
+
+    def _label(self, item: str) -> str | None:
+        """An item's variant as the stable file labels it: its tag, else its title."""
+        owner, _, rest = item.partition("|")
+        key = rest.partition(".")[0]
+        for defs in (self.nd, self.od):
+            d = defs.get(owner)
+            if isinstance(d, ir.TaggedUnionDef):
+                for v in d.variants:
+                    if v.key == key:
+                        return _vid(v)
+        return _variant(item)
 
 
 def _items(p: ir.Protocol) -> Iterable[tuple[str, str | None]]:
@@ -159,6 +199,12 @@ def _items(p: ir.Protocol) -> Iterable[tuple[str, str | None]]:
 def _covered(item: str, marks: set[str]) -> bool:
     """An item inside a def marked unstable is unstable with it."""
     return re.split(r"[.|]", item, maxsplit=1)[0] in marks and not item.startswith("method:")
+
+
+def _inside(item: str, moved: set[str]) -> bool:
+    """A member of a variant that moved with it (``Def|V.field`` with ``Def|V``)."""
+    head = item.partition(".")[0]
+    return "|" in item and head != item and head in moved
 
 
 def _subject(item: str) -> str:
@@ -176,6 +222,35 @@ def _variant(item: str) -> str | None:
     if not rest:
         return None
     return rest.partition(".")[0].rpartition("#")[2]
+
+
+def _one_member(d: ir.Def, defs: dict[str, ir.Def]) -> ir.Def:
+    """A union of one member that is a def: that def (it accepts exactly its values)."""
+    if isinstance(d, ir.UnionDef) and len(d.members) == 1 and isinstance(d.members[0].type, ir.Ref):
+        return defs.get(d.members[0].type.key, d)
+    return d
+
+
+def _holds(u: ir.TaggedUnionDef, obj: ir.ObjectDef) -> bool:
+    """A union with an untagged default member can stand for an object open to other
+    members (the default then holds the object's members)."""
+    return u.default_variant is not None and obj.extra == "allow"
+
+
+def _as_default(obj: ir.ObjectDef, like: ir.TaggedUnionDef) -> ir.TaggedUnionDef:
+    """An object as the union ``like`` with only its untagged default member, holding the
+    object's members (those ``like`` shares between its variants stay shared)."""
+    default = like.default_variant
+    assert default is not None
+    shared = {f.wire_name for f in like.shared_fields}
+    variant = ir.Variant(
+        key=f"{obj.key}#default", kind="default", origin=obj.origin, title=default.title, mixins=obj.mixins,
+        fields=tuple(f for f in obj.fields if f.wire_name not in shared),
+    )
+    return ir.TaggedUnionDef(
+        key=obj.key, origin=obj.origin, tag=like.tag, variants=(variant,),
+        shared_fields=tuple(f for f in obj.fields if f.wire_name in shared),
+    )
 
 
 def _shape(d: ir.Def) -> str:

@@ -9,7 +9,7 @@ method reaches is taken as sent by both sides (when unsure, assume the worst).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Mapping
 
 from acpgen import ir
@@ -102,28 +102,43 @@ def senders(protocol: ir.Protocol) -> dict[str, frozenset[str]]:
 
 # --------------------------------------------------------------------------- capabilities
 
+#: a capability named in prose: `a.b.c` followed within two words by "capability"
 _MENTION = re.compile(r"`([A-Za-z_][\w.]*)`(?:\s+[A-Za-z]+){0,2}\s+capabilit", re.I)
+_TICKS = re.compile(r"`([^`\s]+)`")
 
 
 @dataclass(frozen=True)
 class Capability:
     owner: str  # the *Capabilities def
     wire_name: str
+    #: the member's description and that of the def it holds: what it says it gates
+    description: str | None = field(default=None, compare=False, hash=False)
 
     @property
     def path(self) -> str:
         return f"{self.owner}.{self.wire_name}"
 
 
+Caps = Mapping[str, tuple[Capability, ...]]
+
+
+def norm(word: str) -> str:
+    """One spelling of a name: ``load_session``, ``loadSession`` -> ``loadsession``."""
+    return word.replace("_", "").replace("-", "").lower()
+
+
 def capabilities(protocol: ir.Protocol) -> dict[str, tuple[Capability, ...]]:
     """Wire name -> every capability of that name (``cancel`` of ``TerminalCapabilities``
     and of ``ToolCallCapabilities``), over the members of ``*Capabilities`` defs."""
+    defs = protocol.def_map()
     out: dict[str, list[Capability]] = {}
     for d in sorted(protocol.defs, key=lambda d: d.key):
         if isinstance(d, ir.ObjectDef) and d.key.endswith("Capabilities"):
             for f in d.fields:
                 if f.wire_name != "_meta":
-                    out.setdefault(f.wire_name, []).append(Capability(d.key, f.wire_name))
+                    held = [defs[k].description for k in type_refs(f.type) if k in defs]
+                    text = "\n".join(t for t in [f.description, *held] if t) or None
+                    out.setdefault(f.wire_name, []).append(Capability(d.key, f.wire_name, text))
     return {k: tuple(v) for k, v in out.items()}
 
 
@@ -139,10 +154,36 @@ def shared_words(capability: Capability, name: str) -> int:
     return len(owner & method_words(name))
 
 
-def mentions(description: str | None) -> set[str]:
-    """The capabilities a description says gate it (``supports the `session.fork`
-    capability`` -> ``fork``)."""
-    return {m.group(1).rsplit(".", 1)[-1] for m in _MENTION.finditer(description or "")}
+def mentions(description: str | None) -> list[tuple[str, ...]]:
+    """The capabilities a description says gate it, as paths (``supports the
+    `session.fork` capability`` -> ``("session", "fork")``; ``mcp_capabilities.sse``)."""
+    return [tuple(m.group(1).split(".")) for m in _MENTION.finditer(description or "")]
+
+
+def mentioned(path: tuple[str, ...], names: Iterable[str]) -> str | None:
+    """Of ``names`` (capability wire names), the one a mentioned path means: its deepest
+    segment that is one, in any spelling (`fs.read` with no ``read`` capability: ``fs``)."""
+    by_norm: dict[str, str] = {}
+    for n in sorted(names):
+        by_norm.setdefault(norm(n), n)
+    for segment in reversed(path):
+        if norm(segment) in by_norm:
+            return by_norm[norm(segment)]
+    return None
+
+
+def names_item(capability: Capability, name: str) -> bool:
+    """The capability's own description names the item in backticks: its method
+    (``session/list``), its tag or value (``plan_update``), or its def or member path."""
+    return names_in(capability.description, name)
+
+
+def names_in(text: str | None, name: str) -> bool:
+    """A text names an item in backticks (any spelling; ``Def|value`` by its value too)."""
+    wanted = {norm(name)}
+    if "|" in name:
+        wanted.add(norm(name.split("|", 1)[1]))
+    return any(norm(t) in wanted for t in _TICKS.findall(text or ""))
 
 
 def method_words(name: str) -> set[str]:
@@ -156,12 +197,14 @@ def method_words(name: str) -> set[str]:
     return words
 
 
-def gates_of(name: str, description: str | None, caps: Mapping[str, object], by_name: bool) -> set[str]:
-    """The capabilities of ``caps`` that gate an item: named in its description, or, for a
-    method or a variant, equal to one of its name's words (``session/list`` and ``list``,
-    ``compaction_update`` and ``compaction``)."""
-    found = {c for c in mentions(description) if c in caps}
+def gates_of(name: str, description: str | None, caps: Caps, by_name: bool) -> set[str]:
+    """The capabilities of ``caps`` (by wire name) that gate an item: named in its
+    description (any spelling, dotted paths by their deepest capability), for a method
+    or a variant equal to one of its name's words (``session/list`` and ``list``,
+    ``compaction_update`` and ``compaction``), or whose own description names the item."""
+    found = {c for c in (mentioned(p, caps) for p in mentions(description)) if c is not None}
     if by_name:
         words = method_words(name)
-        found |= {c for c in caps if c.lower() in words}
+        found |= {c for c in caps if norm(c) in words}
+    found |= {wire for wire, cs in caps.items() if any(names_item(c, name) for c in cs)}
     return found

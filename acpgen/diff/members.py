@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Mapping
 
 from acpgen import ir
 from acpgen.diff import direction as dirn
@@ -33,6 +34,11 @@ class Members(Base):
         both sides is compared member by member, and by what else it requires."""
         mo, mn = {m.label: m for m in o}, {m.label: m for m in n}
         lo, ln = set(mo), set(mn)
+        if variant is None and (
+            (lo and not ln and self.guard_became_tag(key, o, self.nd))
+            or (ln and not lo and self.guard_became_tag(key, n, self.od, self.back.get(key, key)))
+        ):
+            return
         if lo != ln:
             exclusive = any(m.keyword == "oneOf" for m in o + n)
             if not lo or not ln:  # a union to match appeared (fewer values) or went (more)
@@ -56,6 +62,37 @@ class Members(Base):
                 )
             self.branches(a.mixins, b.mixins, key, sent, where)
 
+    def guard_became_tag(
+        self, key: str, gone: tuple[ir.Mixin, ...], defs: Mapping[str, ir.Def], name: str | None = None
+    ) -> bool:
+        """A def's ``not`` guards on a member (``type`` absent or ``agent``) gone because
+        the def is now (in ``defs``) only the payload of the tagged variant that requires
+        that value: a narrowing, said once on the union (its variant now requires the
+        tag), not a widening of the def. And the mirror: guards that appear on a def that
+        was only such a payload (``defs`` the old release's, ``name`` the def's name there)."""
+        key = name or key
+        allowed: dict[str, set[object]] = {}
+        for m in gone:
+            if m.base or m.mixins or m.required or m.excludes or m.absent or not m.fields:
+                return False
+            for f in m.fields:
+                if f.required or not isinstance(f.type, ir.Lit):
+                    return False
+                allowed.setdefault(f.wire_name, set()).update(f.type.values)
+        tagged = [
+            (d, v) for d in defs.values() if isinstance(d, ir.TaggedUnionDef) for v in d.variants if v.base == key
+        ]
+        if not tagged or any(v.kind != "tagged" or v.tag_value not in allowed.get(d.tag, set()) for d, v in tagged):
+            return False
+        for d in defs.values():  # and nothing else holds the def: taken alone it is wider
+            if isinstance(d, ir.TaggedUnionDef):
+                held = [f for f in d.shared_fields] + [f for v in d.variants for f in v.fields]
+                if any(key in dirn.type_refs(f.type) for f in held):
+                    return False
+            elif d.key != key and key in dirn.def_refs(d):
+                return False
+        return True
+
     def fields(
         self,
         of: tuple[ir.Field, ...],
@@ -63,7 +100,10 @@ class Members(Base):
         owner: str,
         sent: frozenset[str],
         variant: str | None,
+        extra: tuple[object, object] = ("?", "?"),
     ) -> None:
+        """``extra``: the object's undeclared members in each release (``allow``,
+        ``forbid``, a type), when the members are an object's own."""
         o = {f.wire_name: f for f in of}
         n = {f.wire_name: f for f in nf}
         gone = [k for k in o if k not in n]
@@ -75,10 +115,18 @@ class Members(Base):
             subject = f"{owner}.{name}"
             if name in renamed:
                 new_name = renamed[name]
+                sides, note, lowered = dirn.BOTH, None, None
+                if extra == ("allow", "allow") and not f.required and not n[new_name].required:
+                    # both payloads stay valid in both releases: what is lost is what removing it loses
+                    sides, lowered = self.breaks("optional-field-removed", sent), BY_ID["optional-field-removed"].level
+                    note = (
+                        "an optional member of an object open to undeclared members: payloads of both releases "
+                        "stay valid in both; receivers lose what it said, as when it is removed"
+                    )
                 self.emit(
                     "field-renamed", f"{owner}.{name} -> {owner}.{new_name}",
-                    f"member {name} of {owner}{where} is now {new_name}", dirn.BOTH, variant=variant,
-                    old=name, new=new_name,
+                    f"member {name} of {owner}{where} is now {new_name}", sides, variant=variant,
+                    old=name, new=new_name, note=note, level=lowered,
                 )
                 continue
             if variant is None and self.left_stable(subject, subject, subject, self.breaks("optional-field-removed", sent)):
@@ -86,19 +134,27 @@ class Members(Base):
             if owner.endswith("Capabilities") and self.gate_removed(owner, name, sent):
                 continue
             rule = "required-field-removed" if f.required else "optional-field-removed"
-            self.emit(rule, subject, f"member {name} of {owner}{where} was removed", self.breaks(rule, sent), variant=variant)
+            hit, note = self.breaks(rule, sent), None
+            if extra[1] == "forbid":  # the object now rejects the member old senders send
+                hit = (hit if f.required else frozenset()) | sent
+                note = f"{owner} rejects undeclared members: old senders that send {name} are rejected"
+            self.emit(
+                rule, subject, f"member {name} of {owner}{where} was removed", hit, variant=variant, note=note
+            )
         for name in sorted(fresh):
             if name in renamed.values():
                 continue
             f = n[name]
             subject = f"{owner}.{name}"
-            if variant is None and self.became_stable(subject, subject, subject):
-                continue
             rule = "required-field-added" if f.required else "optional-field-added"
             note = self.gate_note(subject, f.description)
             level: Level | None = "info" if note else None
             if f.required and f.has_default and not note:
                 note, level = "the new member has a default", "warning"
+            if variant is None and self.became_stable(
+                subject, subject, subject, as_rule=rule, breaks=self.breaks(rule, sent), note=note, level=level
+            ):
+                continue
             self.emit(
                 rule, subject, f"new {'required' if f.required else 'optional'} member {name} of {owner}{where}",
                 self.breaks(rule, sent), variant=variant, note=note, level=level,
@@ -171,7 +227,7 @@ class Members(Base):
                 if any(x.name == self.method_rename.get(m.name, m.name) for x in self.pair.new.methods):
                     gated.append(self.method_rename.get(m.name, m.name))
         for d in self.pair.old.defs:
-            if name in dirn.mentions(d.description) and self.rename.get(d.key, d.key) in self.nd:
+            if any(dirn.mentioned(p, [name]) for p in dirn.mentions(d.description)) and self.rename.get(d.key, d.key) in self.nd:
                 gated.append(self.rename.get(d.key, d.key))
         if not gated:
             return False

@@ -34,6 +34,9 @@ class Change:
     new: str | None = None
     #: why the level is below the rule's: a gating capability, a leniency mark
     note: str | None = None
+    #: why the record got its level (``--explain``, ``"why"`` in JSON): the rule's own
+    #: level and whom it hits, the side(s) that send the type, the gate, the leniency mark
+    why: tuple[tuple[str, str], ...] = ()
 
     def sort_key(self) -> tuple[Any, ...]:
         return (self.file, rank(self.level), self.subject, self.variant or "", self.rule, self.old or "", self.new or "")
@@ -41,6 +44,7 @@ class Change:
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["breaks"] = list(self.breaks)
+        out["why"] = dict(self.why)
         return out
 
     @property
@@ -60,9 +64,17 @@ def make(
     new: str | None = None,
     note: str | None = None,
     level: Level | None = None,
+    sent_by: frozenset[str] | None = None,
 ) -> Change:
     r = BY_ID[rule]
     final = r.level if level is None or rank(level) < rank(r.level) else level
+    why: list[tuple[str, str]] = [("rule", f"{r.id}: {r.level} unless lowered; breaks {_HITS[r.hits]}")]
+    if sent_by is not None:
+        why.append(("sent_by", ", ".join(sorted(sent_by))))
+    if note:
+        why.append((_why_key(note), note))
+    if final != r.level:
+        why.append(("level", f"{final}, lowered from the rule's {r.level} by the {_why_key(note or '')} above"))
     return Change(
         file=file,
         rule=rule,
@@ -70,10 +82,35 @@ def make(
         level=final,
         code=r.code,
         subject=subject,
-        breaks=tuple(sorted(breaks)) if r.hits != "none" else (),
+        # an info record breaks nobody, whatever the rule would break at its own level
+        breaks=tuple(sorted(breaks)) if r.hits != "none" and final != "info" else (),
         message=message,
         variant=variant,
         old=old,
         new=new,
         note=note,
+        why=tuple(why),
     )
+
+
+_HITS = {
+    "senders": "the sides that send the type",
+    "receivers": "the sides that receive the type",
+    "both": "both sides",
+    "callers": "the callers",
+    "implementers": "the implementers",
+    "advertisers": "the side that advertised the capability",
+    "as-added": "whom adding it to the stable file would break",
+    "none": "nobody",
+}
+
+
+def _why_key(note: str) -> str:
+    """What kind of reason a note gives: a gate, a leniency mark, or something else."""
+    if "gate" in note:
+        return "gate"
+    if "lenien" in note:
+        return "leniency"
+    if "stable file" in note:
+        return "stable"
+    return "reason"

@@ -34,9 +34,21 @@ def summary(changes: Sequence[Change]) -> str:
     return f"{len(changes)} change(s): {counts['error']} error, {counts['warning']} warning, {counts['info']} info"
 
 
-def render_text(changes: Sequence[Change], hidden: Sequence[tuple[Change, Ignore]]) -> str:
-    lines = [text_line(c) for c in changes]
-    lines += [f"ignored: {text_line(c)} -- {i.reason}" for c, i in hidden]
+def why_lines(c: Change) -> list[str]:
+    """``--explain``: why a record got its level, one indented line per reason."""
+    return [f"    {key}: {value}" for key, value in c.why]
+
+
+def render_text(changes: Sequence[Change], hidden: Sequence[tuple[Change, Ignore]], explain: bool = False) -> str:
+    lines: list[str] = []
+    for c in changes:
+        lines.append(text_line(c))
+        if explain:
+            lines.extend(why_lines(c))
+    for c, i in hidden:
+        lines.append(f"ignored: {text_line(c)} -- {i.reason}")
+        if explain:
+            lines.extend(why_lines(c))
     return "".join(line + "\n" for line in lines)
 
 

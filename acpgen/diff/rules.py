@@ -6,7 +6,8 @@ generated Python (a def rename changes no byte on the wire but breaks an import)
 *who* it breaks: the side that sends the changed value (``senders``), the side that
 reads it (``receivers``), both, the side that calls a method (``callers``), the side
 that implements it (``implementers``), the side that advertised a removed capability
-(``advertisers``), or nobody. The side itself is decided per record from the method
+(``advertisers``), whoever the same addition to the stable file would break
+(``as-added``), or nobody. The side itself is decided per record from the method
 tables (see ``acpgen.diff.direction``).
 
 Levels only ever go down from the default, and each time with a note: a capability
@@ -21,7 +22,7 @@ from typing import Literal
 
 Level = Literal["error", "warning", "info"]
 LEVELS: tuple[Level, ...] = ("error", "warning", "info")
-Hits = Literal["senders", "receivers", "both", "callers", "implementers", "advertisers", "none"]
+Hits = Literal["senders", "receivers", "both", "callers", "implementers", "advertisers", "as-added", "none"]
 
 KINDS = (
     "file-added",
@@ -235,6 +236,14 @@ RULES: tuple[Rule, ...] = (
         "info",
         "none",
         "an unstable method, def, member or variant is now stable",
+    ),
+    _r(
+        "moved-to-stable-breaking",
+        "moved-from-unstable-to-stable",
+        "error",
+        "info",
+        "as-added",
+        "an unstable item is now stable, and adding it to the stable file breaks what that addition breaks",
     ),
     _r(
         "moved-to-unstable",

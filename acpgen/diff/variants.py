@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Mapping
 
 from acpgen import ir
 from acpgen.diff import direction as dirn
 from acpgen.diff.base import _vid, unique_pairs
 from acpgen.diff.members import Members
-from acpgen.diff.types import spell
+from acpgen.diff.types import relate, spell
 
 
 class Variants(Members):
@@ -27,10 +28,13 @@ class Variants(Members):
             rule = "enum-value-removed-open" if n.open else "enum-value-removed"
             self.emit(rule, key, f"{key} lost the value {v!r}", self.breaks(rule, sent), variant=str(v))
         for value, ev in sorted(((k, x) for k, x in nv.items() if k not in ov), key=lambda kv: str(kv[0])):
-            if self.became_stable(f"{key}|{value}", key, f"{key} value {value!r}", str(value)):
-                continue
             rule = "enum-value-added-open" if o.open else "enum-value-added-closed"
             note = self.gate_note(f"{key}|{value}", ev.description)
+            if self.became_stable(
+                f"{key}|{value}", key, f"{key} value {value!r}", str(value), as_rule=rule,
+                breaks=self.breaks(rule, sent), note=note, level="info" if note else None,
+            ):
+                continue
             self.emit(
                 rule, key, f"{key} has a new value {value!r}", self.breaks(rule, sent), variant=str(value), note=note,
                 level="info" if note else None,
@@ -47,9 +51,12 @@ class Variants(Members):
             self.emit("variant-removed", key, f"{key} lost the member {label}", self.breaks("variant-removed", sent), variant=label)
         for c in sorted(set(nm) - set(om), key=spell):
             label = nm[c].title or spell(c)
-            if nm[c].title and self.became_stable(f"{key}|{label}", key, f"member {label} of {key}", label):
-                continue
             note = self.gate_note(f"{key}|{label}", nm[c].description)
+            if nm[c].title and self.became_stable(
+                f"{key}|{label}", key, f"member {label} of {key}", label, as_rule="variant-added-closed",
+                breaks=self.breaks("variant-added-closed", sent), note=note, level="info" if note else None,
+            ):
+                continue
             self.emit(
                 "variant-added-closed", key, f"{key} has a new member {label}", self.breaks("variant-added-closed", sent),
                 variant=label, note=note, level="info" if note else None,
@@ -83,24 +90,53 @@ class Variants(Members):
             if self.left_stable(f"{key}|{vid}", key, f"variant {vid} of {key}", self.breaks("variant-removed", sent), vid):
                 continue
             rule = "variant-removed-open" if n.open else "variant-removed"
-            self.emit(rule, key, f"{key} lost the variant {vid}", self.breaks(rule, sent), variant=vid)
+            base = self.od.get(ov[vid].base or "")
+            note = self.gone_gate(vid, ov[vid].description) or (
+                self.gone_gate(vid, base.description) if base is not None else None
+            )
+            if note:
+                self.emit(rule, key, f"{key} lost the variant {vid}", self.breaks(rule, sent), variant=vid, note=note,
+                          level="info")
+                continue
+            if not n.open and n.default_variant is not None and self.default_accepts(ov[vid], n):
+                rule = "variant-removed-open"
+                note = (
+                    f"the untagged default member {_vid(n.default_variant)} still accepts its payload: "
+                    "meaning lost, payload still valid"
+                )
+            self.emit(rule, key, f"{key} lost the variant {vid}", self.breaks(rule, sent), variant=vid, note=note)
         for vid in sorted(fresh):
             if vid in renamed.values():
                 continue
             v = nv[vid]
-            if self.became_stable(f"{key}|{vid}", key, f"variant {vid} of {key}", vid):
-                continue
             rule = "variant-added-open" if o.open else "variant-added-closed"
             base = self.nd.get(v.base) if v.base else None
             note = self.gate_note(vid, v.description, by_name=True) or (
                 self.gate_note(vid, base.description) if base else None
             )
+            if not note and not o.open and o.default_variant is not None and self.default_accepts(v, o, False):
+                rule = "variant-added-open"  # old receivers read it as their untagged default
+                note = (
+                    f"the old untagged default member {_vid(o.default_variant)} accepts its payload: "
+                    "old receivers read it as that"
+                )
+            if self.became_stable(
+                f"{key}|{vid}", key, f"variant {vid} of {key}", vid, as_rule=rule, breaks=self.breaks(rule, sent),
+                note=note, level="info" if note else None,
+            ):
+                continue
             self.emit(
                 rule, key, f"{key} has a new variant {vid}", self.breaks(rule, sent), variant=vid, note=note,
                 level="info" if note else None,
             )
         for vid in sorted(set(ov) & set(nv)):
             a, b = ov[vid], nv[vid]
+            if {a.kind, b.kind} == {"default", "tagged"}:  # an untagged member gained (or lost) a tag
+                rule = "field-now-required" if b.kind == "tagged" else "field-now-optional"
+                self.emit(
+                    rule, f"{key}.{o.tag}", f"variant {vid} of {key} {'now' if b.kind == 'tagged' else 'no longer'} "
+                    f"requires {o.tag!r}", self.breaks(rule, sent), variant=vid,
+                )
             base_o = self.rename.get(a.base, a.base) if a.base else None
             if base_o == b.base:
                 self.fields(a.fields, b.fields, key, sent, vid)
@@ -121,6 +157,42 @@ class Variants(Members):
             return (self.rename.get(a.base, a.base) if a.base else None) == b.base and not a.fields and not b.fields
         nb = {f.wire_name: f for f in fb}
         return len(fa) == len(fb) and all(f.wire_name in nb and self._same_field(f, nb[f.wire_name]) for f in fa)
+
+    def default_accepts(self, v: ir.Variant, u: ir.TaggedUnionDef, v_is_old: bool = True) -> bool:
+        """Whether the untagged default member of union ``u`` accepts every payload of
+        variant ``v`` of the other release (``v`` old and ``u`` new, or the reverse): its
+        tag not ruled out, every member the default requires there with a type that takes
+        ``v``'s, the rest allowed as undeclared members. When unsure (sibling unions, other
+        guards, a closed base), no."""
+        v_defs, u_defs = (self.od, self.nd) if v_is_old else (self.nd, self.od)
+        v_canon, u_canon = (self.co, self.cn) if v_is_old else (self.cn, self.co)
+        d = u.default_variant
+        if d is None or d.mixins or v.mixins or v.tag_value is None:
+            return False
+        if any(member != u.tag or v.tag_value in values for member, values in d.excludes):
+            return False
+        base = u_defs.get(d.base) if d.base else None
+        if isinstance(base, ir.ObjectDef) and (base.extra != "allow" or base.mixins):
+            return False
+        fv, fd = _effective(v, v_defs), _effective(d, u_defs)
+        if fv is None or fd is None:
+            return False
+        have = {f.wire_name: f for f in fv}
+        for f in fd:
+            if f.wire_name == u.tag:
+                if relate(("lit", json.dumps(v.tag_value)), u_canon.canon(f.type)) not in ("same", "wider"):
+                    return False
+                continue
+            g = have.get(f.wire_name)
+            if g is None:
+                if f.required:
+                    return False
+                continue
+            if (f.required and not g.required) or relate(v_canon.canon(g.type), u_canon.canon(f.type)) not in (
+                "same", "wider"
+            ):
+                return False
+        return True
 
 
 def _effective(v: ir.Variant, defs: Mapping[str, ir.Def]) -> tuple[ir.Field, ...] | None:
