@@ -6,6 +6,7 @@ for a peer's stdout."""
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import queue
@@ -39,6 +40,7 @@ def sdk_bindings(tmp_path_factory: pytest.TempPathFactory, stability: str = "sta
         name = "schema.json" if stability == "stable" else "schema.unstable.json"
         out = tmp_path_factory.mktemp(f"peer-bindings-{stability}")
         _BUILT[stability] = generate(SDK / "schema" / "v1" / name, out, ("pydantic",), formatted=False)
+        compileall.compile_dir(out, quiet=1)  # every process the tests start imports it
     return _BUILT[stability]
 
 
