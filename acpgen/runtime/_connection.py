@@ -148,6 +148,8 @@ class Connection:
         self._loop = asyncio.get_running_loop()
         self._ids = itertools.count()
         self._pending: dict[Id, _Pending] = {}
+        #: ids of our requests cancelled before their answer: a late answer is expected
+        self._abandoned: collections.OrderedDict[Id, None] = collections.OrderedDict()
         self._incoming: dict[Id, tuple[asyncio.Task[None], RequestContext]] = {}
         self._inbox: collections.deque[Notification[Any] | _Reply] = collections.deque()
         self._inbox_ready = asyncio.Event()
@@ -240,9 +242,13 @@ class Connection:
             task.cancel()
         self._inbox_ready.set()
         await self._drain()
-        busy = [t for t in self._tasks if not t.done() and t is not current]
-        if busy:
-            await asyncio.wait(busy, timeout=CLOSE_GRACE)
+        deadline = self._loop.time() + CLOSE_GRACE
+        while True:  # the handlers answer, then their answers are written
+            busy = [t for t in self._tasks if not t.done() and t is not current]
+            left = deadline - self._loop.time()
+            if not busy or left <= 0:
+                break
+            await asyncio.wait(busy, timeout=left)
         try:
             self.writer.close()
             await asyncio.wait_for(self.writer.wait_closed(), CLOSE_GRACE)
@@ -346,7 +352,8 @@ class Connection:
                     if self._waiting[handler[1]] <= 0:
                         del self._waiting[handler[1]]
         except asyncio.CancelledError:
-            if pending.sent and not pending.future.done():
+            future = pending.future  # cancelled with us, unless the answer came first
+            if pending.sent and (future.cancelled() or not future.done()):
                 self._send_cancel(rid)
             raise
         finally:
@@ -359,6 +366,9 @@ class Connection:
         await self._write(self.rpc.encode(Notification(method, params)))
 
     def _send_cancel(self, rid: Id) -> None:
+        self._abandoned[rid] = None
+        if len(self._abandoned) > 1024:
+            self._abandoned.popitem(last=False)
         spec = self._cancel_spec
         if spec is None or self._closing:
             return
@@ -593,7 +603,10 @@ class Connection:
     def _answered(self, rid: Id, result: Any, error: Any) -> None:
         pending = self._pending.get(rid)
         if pending is None or pending.future.done():
-            self.log.warning("response to id %r with no request in flight", rid)
+            if self._abandoned.pop(rid, _MISSING) is not _MISSING:
+                self.log.debug("late answer to cancelled request %r", rid)
+            else:
+                self.log.warning("response to id %r with no request in flight", rid)
             return
         if error is None:
             self._settle(_Reply(pending, result))
@@ -673,7 +686,7 @@ class Connection:
         self._requests_running += 1
         if batch is not None:
             batch.waiting += 1
-        task = self._loop.create_task(self._run_request(frame, context, batch))
+        task = self._spawn(self._run_request(frame, context, batch))
         self._incoming[frame.id] = (task, context)
 
     async def _run_request(

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     import logging
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class RequestContext:
     """The request a handler is serving, for the handlers that need more than params:
     its ``id`` and ``method``, the ``connection`` it came on (``None`` for a router used

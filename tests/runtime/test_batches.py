@@ -1,0 +1,103 @@
+"""JSON-RPC 2.0 batches (section 6), where the schema declares them: upstream's newer v2
+drafts put arrays of messages at the root (``AgentBatchCall``...). The fixture is the
+``rpc`` schema with such a root member; without it an array stays an invalid request."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from acpgen import api
+from acpgen.normalise import declares_batches
+
+from ..conftest import SCHEMAS, generate, import_file
+from .harness import STYLES, module, raw_peer, run
+from .test_connection import PROMPT, Agent
+
+BATCH_MEMBER = {
+    "title": "ClientBatchCall",
+    "type": "array",
+    "minItems": 1,
+    "items": {"$ref": "#/$defs/ClientRequest"},
+}
+
+
+def batch_schema(folder: Path) -> Path:
+    shutil.copytree(SCHEMAS / "rpc", folder)
+    root = json.loads((folder / "schema.json").read_text())
+    root["anyOf"] = [*root["anyOf"], BATCH_MEMBER]
+    (folder / "schema.json").write_text(json.dumps(root, indent=2))
+    return folder
+
+
+@pytest.fixture(params=STYLES)
+def batched(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    style = request.param
+    folder = batch_schema(tmp_path_factory.mktemp("batch-schema") / "rpc_batches")
+    out = tmp_path_factory.mktemp(f"batches-{style}")
+    generate(folder, out, (style,))
+    return import_file(out / f"acp_{style}" / "v1.py")
+
+
+def test_the_ir_records_declared_batches(tmp_path: Path) -> None:
+    assert declares_batches({"anyOf": [{"type": "object"}, BATCH_MEMBER]})
+    assert declares_batches({"oneOf": [{"type": ["array"]}]})
+    assert not declares_batches({"anyOf": [{"type": "object"}]})
+    (plain,) = api.build_ir(SCHEMAS / "rpc")
+    (batches,) = api.build_ir(batch_schema(tmp_path / "rpc_batches"))
+    assert (plain.protocol.batches, batches.protocol.batches) == (False, True)
+
+
+def call(rid: Any, method: str, params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+
+
+def test_a_batch_is_answered_with_an_array(batched: ModuleType) -> None:
+    m = batched
+
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Agent(m)) as (conn, peer):
+            await peer.send(
+                [
+                    call(1, "initialize", {"protocolVersion": 1}),
+                    {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}},
+                    call(2, "nope", {}),
+                    {"foo": "boo"},
+                    call(4, "session/prompt", PROMPT),
+                ]
+            )
+            answer = await peer.recv()
+            assert isinstance(answer, list)
+            by_id = {a["id"]: a for a in answer}
+            assert by_id[1]["result"] == {"protocolVersion": 1}
+            assert by_id[2]["error"]["code"] == -32601
+            assert by_id[4]["result"] == {"stopReason": "end_turn"}
+            assert by_id[None]["error"]["code"] == -32600  # the item {"foo": "boo"}, as in section 6
+            assert len(answer) == 4  # nothing for the notification
+            # notifications only: no answer at all; an empty array: -32600
+            await peer.send([{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}])
+            await peer.send(b"[]\n")
+            empty = await peer.recv()
+            assert empty == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid request", "data": "empty batch"}}
+
+    run(scenario())
+
+
+def test_without_batches_an_array_is_an_invalid_request(tmp_path_factory: pytest.TempPathFactory) -> None:
+    m = module("pydantic", tmp_path_factory.mktemp("rpc-pydantic"))
+    assert m.RPC.batches is False
+
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Agent(m)) as (conn, peer):
+            await peer.send([call(1, "initialize", {"protocolVersion": 1})])
+            answer = await peer.recv()
+            assert answer["id"] is None and answer["error"]["code"] == -32600
+            assert "declares no batches" in answer["error"]["data"]
+
+    run(scenario())

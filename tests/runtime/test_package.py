@@ -1,0 +1,47 @@
+"""The runtime as it reaches a generated package: the real modules of acpgen.runtime under
+the header, whose input hash changes with them."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+from acpgen import runtime
+from acpgen.header import package_header
+from acpgen.render import env
+
+
+def test_every_runtime_file_is_copied_for_every_style() -> None:
+    for style in ("pydantic", "dataclasses", "typeddict"):
+        names = [name for name, _ in runtime.package_files(style)]
+        assert names[0] == "_runtime.py" and set(runtime.SHARED) <= set(names)
+    with pytest.raises(ValueError):
+        runtime.package_files("mdx")
+
+
+def test_the_header_hash_follows_the_runtime_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = package_header("pydantic", env.templates_digest("pydantic"))
+    monkeypatch.setattr(env, "runtime_digest", lambda style: "changed")
+    env.templates_digest.cache_clear()
+    try:
+        after = package_header("pydantic", env.templates_digest("pydantic"))
+    finally:
+        env.templates_digest.cache_clear()
+    assert before != after
+
+
+def test_the_runtime_modules_are_importable_as_source() -> None:
+    """Type-checked by make typecheck and imported here as acpgen's own modules."""
+    for name in ("_jsonrpc", "_router", "_connection", "_skim", "_alternatives", "_runtime_pydantic", "_runtime_dataclasses", "_runtime_typeddict"):
+        importlib.import_module(f"acpgen.runtime.{name}")
+
+
+def test_the_runtime_source_is_black_clean() -> None:
+    import black
+
+    mode = black.Mode()
+    for path in sorted(Path(runtime.RUNTIME_DIR).glob("_*.py")):
+        text = path.read_text()
+        assert black.format_str(text, mode=mode) == text, path.name
