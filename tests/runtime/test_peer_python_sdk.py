@@ -149,6 +149,15 @@ def test_example_client_drives_the_sdk_agent(bindings: Path) -> None:
     assert done.stderr.strip().splitlines()[-1] == "stop reason: end_turn"
 
 
+def test_example_client_grants_the_sdk_agent_permission(bindings: Path) -> None:
+    """The SDK agent asks ``session/request_permission`` mid-turn: the example client grants
+    the first option."""
+    done = _example_client(bindings, "permission to echo")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "granted allow permission to echo \n"
+    assert done.stderr.strip().splitlines()[-1] == "stop reason: end_turn"
+
+
 def test_example_client_cancels_a_slow_turn_of_the_sdk_agent(bindings: Path) -> None:
     started = time.monotonic()
     done = _example_client(bindings, "--timeout", "0.5", SLOW)

@@ -4,7 +4,8 @@ dependency), served over stdio, for acpgen clients to drive in
 
 It echoes each prompt back as agent message chunks, one word per chunk; a prompt whose text
 starts with ``slow`` streams one word every 0.1 s and ``session/cancel`` ends it with
-``stopReason: "cancelled"``.
+``stopReason: "cancelled"``; one that starts with ``permission`` first asks the client's
+permission (``session/request_permission``) and says what it got.
 
     python sdk_agent.py
 """
@@ -36,6 +37,12 @@ class SdkEchoAgent:
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> acp.PromptResponse:
         cancelled = self.cancelled.setdefault(session_id, asyncio.Event())
         cancelled.clear()
+        if getattr(prompt[0], "text", "").startswith("permission"):
+            tool = acp.schema.ToolCallUpdate(tool_call_id="t1", title="Edit a.txt")
+            allow = acp.schema.PermissionOption(option_id="allow", name="Allow", kind="allow_once")
+            answer = await self.client.request_permission(session_id=session_id, tool_call=tool, options=[allow])
+            granted = getattr(answer.outcome, "option_id", "nothing")
+            await self.client.session_update(session_id, acp.update_agent_message_text(f"granted {granted} "))
         for block in prompt:
             text = getattr(block, "text", "")
             for word in text.split(" "):
