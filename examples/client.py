@@ -50,7 +50,7 @@ async def run(prompt: str, command: list[str], timeout: float) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("prompt")
     parser.add_argument("command", nargs="+", help="the agent command, after --")
     parser.add_argument("--timeout", type=float, default=10.0)
