@@ -14,7 +14,8 @@ pipes, raw lines written to its stdin, every line of its stdout read and parsed.
   on every ``session/update`` of that turn, as received; a request without one gets an
   answer without one;
 * the process exits within 1 s after its stdin closes, idle or mid-turn;
-* a prompt cancelled by ``session/cancel`` resolves with ``stopReason: "cancelled"``.
+* a prompt cancelled by ``session/cancel`` (or ``$/cancel_request``) resolves with
+  ``stopReason: "cancelled"``.
 
 The bindings are generated from the schema the TypeScript SDK 2.4.0 ships (skipped, saying
 why, without node/npm or the registry).
@@ -96,13 +97,15 @@ def test_malformed_json_is_answered_parse_error_with_null_id(agent: StdioPeer, l
         ({"jsonrpc": "2.0", "id": 7, "method": 5}, 7),
         ({"jsonrpc": "2.0", "id": {"n": 7}, "method": "initialize", "params": {"protocolVersion": 1}}, None),
         ({"jsonrpc": "2.0", "id": 1.5, "method": "initialize", "params": {"protocolVersion": 1}}, None),
+        ({"jsonrpc": "2.0", "params": {}}, None),
+        ({}, None),
         (42, None),
         ("initialize", None),
         (None, None),
         ([], None),
         ([{"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {"protocolVersion": 1}}], None),
     ],
-    ids=["jsonrpc-1.0", "no-jsonrpc", "method-not-string", "object-id", "fractional-id", "number", "string", "null", "empty-batch", "batch"],
+    ids=["jsonrpc-1.0", "no-jsonrpc", "method-not-string", "object-id", "fractional-id", "no-method-no-id", "empty-object", "number", "string", "null", "empty-batch", "batch"],
 )
 def test_invalid_requests_are_answered_invalid_request(agent: StdioPeer, frame: object, rid: object) -> None:
     """v1 declares no batches: an array is one invalid request, answered once."""
@@ -193,3 +196,17 @@ def test_session_cancel_resolves_the_prompt_cancelled(agent: StdioPeer) -> None:
     # the session goes on: the next prompt is a whole turn
     answer, updates = agent.answer(agent.request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "again"}]}))
     assert answer["result"] == {"stopReason": "end_turn"} and len(updates) == 1
+
+
+def test_cancel_request_answers_the_prompt_at_once(agent: StdioPeer) -> None:
+    """``$/cancel_request`` (the protocol-level cancel) cancels the prompt's handler: the echo
+    agent ends the turn as ``session/cancel`` does (a handler may answer a cancelled request
+    with its result; without one the runtime answers -32800)."""
+    sid = agent.start_session()
+    turn = agent.request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": SLOW}]})
+    assert agent.frame()["method"] == "session/update"
+    agent.notify("$/cancel_request", {"requestId": turn})
+    answer, _ = agent.answer(turn, timeout=2)
+    assert answer.get("result") == {"stopReason": "cancelled"}, answer
+    agent.notify("$/cancel_request", {"requestId": 999})  # nothing runs with that id: ignored
+    assert agent.out.quiet(0.3)
