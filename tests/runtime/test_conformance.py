@@ -50,6 +50,16 @@ def agent(bindings: Path) -> Iterator[StdioPeer]:
         peer.stop()
 
 
+@pytest.fixture(scope="module")
+def probed(bindings: Path) -> Iterator[StdioPeer]:
+    """One agent for the malformed and invalid frames: it must survive them all, in turn."""
+    peer = StdioPeer(echo_agent_command(), env_with(bindings))
+    try:
+        yield peer
+    finally:
+        peer.stop()
+
+
 def _error(response: dict[str, object], code: int) -> None:
     assert set(response) == {"jsonrpc", "id", "error"} and response["jsonrpc"] == "2.0", response
     error = response["error"]
@@ -81,12 +91,12 @@ def test_framing_one_json_object_per_line_nothing_else(agent: StdioPeer) -> None
     [b"{not json", b'{"jsonrpc": "2.0", "id": 1, "method": "initialize",', b"\xff\xfe{}", b"}", b"nul"],
     ids=["bad-token", "truncated", "not-utf8", "stray-brace", "bad-literal"],
 )
-def test_malformed_json_is_answered_parse_error_with_null_id(agent: StdioPeer, line: bytes) -> None:
-    agent.send_raw(line)
-    response = agent.frame()
+def test_malformed_json_is_answered_parse_error_with_null_id(probed: StdioPeer, line: bytes) -> None:
+    probed.send_raw(line)
+    response = probed.frame()
     _error(response, PARSE_ERROR)
     assert response["id"] is None
-    assert agent.call("initialize", {"protocolVersion": 1})["protocolVersion"] == 1  # still serving
+    assert probed.call("initialize", {"protocolVersion": 1})["protocolVersion"] == 1  # still serving
 
 
 @pytest.mark.parametrize(
@@ -107,14 +117,14 @@ def test_malformed_json_is_answered_parse_error_with_null_id(agent: StdioPeer, l
     ],
     ids=["jsonrpc-1.0", "no-jsonrpc", "method-not-string", "object-id", "fractional-id", "no-method-no-id", "empty-object", "number", "string", "null", "empty-batch", "batch"],
 )
-def test_invalid_requests_are_answered_invalid_request(agent: StdioPeer, frame: object, rid: object) -> None:
+def test_invalid_requests_are_answered_invalid_request(probed: StdioPeer, frame: object, rid: object) -> None:
     """v1 declares no batches: an array is one invalid request, answered once."""
-    agent.send(frame)  # type: ignore[arg-type]
-    response = agent.frame()
+    probed.send(frame)  # type: ignore[arg-type]
+    response = probed.frame()
     _error(response, INVALID_REQUEST)
     assert response["id"] == rid
-    assert agent.call("initialize", {"protocolVersion": 1})["protocolVersion"] == 1
-    assert agent.out.quiet(0.2)  # one answer each, nothing more
+    assert probed.call("initialize", {"protocolVersion": 1})["protocolVersion"] == 1
+    assert probed.out.quiet(0.1)  # one answer each, nothing more
 
 
 def test_unknown_methods_are_answered_method_not_found(agent: StdioPeer) -> None:
