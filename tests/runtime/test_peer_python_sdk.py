@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import subprocess
 import sys
 import time
@@ -207,3 +208,54 @@ def test_acpgen_client_with_an_awaiting_handler_drives_the_sdk_agent(v1: ModuleT
         assert conn.process.returncode == 0  # closing ended the agent: it saw its stdin close
 
     run(main())
+
+
+def test_acpgen_client_cancels_the_task_awaiting_a_prompt(v1: ModuleType) -> None:
+    """Cancelling the task that awaits ``session_prompt`` sends ``$/cancel_request``, which
+    this SDK version ignores; ``session/cancel`` (ACP's own way) then ends the turn, and its
+    late answer is dropped quietly: no warning, the next turn is whole."""
+    records: list[logging.LogRecord] = []
+    logger = logging.getLogger("test_peer_python_sdk.cancel")
+    logger.addHandler(_Collect(records))
+    logger.setLevel(logging.DEBUG)
+
+    class Client(v1.Client):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            self.chunks: list[str] = []
+            self.streaming = asyncio.Event()
+
+        async def session_update(self, params: Any) -> None:
+            self.chunks.append(params.update.content.text)
+            self.streaming.set()
+
+    async def main() -> None:
+        client = Client()
+        async with await v1.RPC.spawn(sys.executable, str(SDK_AGENT), logger=logger) as conn:
+            conn.start(client)
+            agent = v1.RemoteAgent(conn)
+            await agent.initialize(v1.InitializeRequest(protocol_version=1))
+            session = await agent.session_new(v1.NewSessionRequest(cwd=str(ROOT), mcp_servers=[]))
+            sid = session.session_id
+            turn = asyncio.ensure_future(agent.session_prompt(v1.PromptRequest(session_id=sid, prompt=[v1.TextContentBlock(text=SLOW)])))
+            await asyncio.wait_for(client.streaming.wait(), 10)
+            turn.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await turn
+            await agent.session_cancel(v1.CancelNotification(session_id=sid))
+            await asyncio.sleep(0.5)  # the SDK agent's answer to the cancelled request comes now
+            client.chunks.clear()
+            done = await agent.session_prompt(v1.PromptRequest(session_id=sid, prompt=[v1.TextContentBlock(text="after")]))
+            assert (done.stop_reason, client.chunks) == ("end_turn", ["after "])
+
+    run(main())
+    assert [r.getMessage() for r in records if r.levelno >= logging.WARNING] == []
+    assert any(r.getMessage().startswith("late answer to cancelled request") for r in records)
+
+
+class _Collect(logging.Handler):
+    def __init__(self, records: list[logging.LogRecord]) -> None:
+        super().__init__()
+        self.records = records
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
