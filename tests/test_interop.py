@@ -221,21 +221,28 @@ WAYS = {"js-client": True, "python-client": False}
 @pytest.mark.parametrize("style", STYLES)
 def test_js_client_cancels_a_python_agent_request(style: str, generated: dict[str, Path], tmp_path: Path) -> None:
     """The SDK sends $/cancel_request when the request's signal aborts: the Python agent's
-    handler task is cancelled and the request answered -32800 at once; serving goes on."""
+    handler task is cancelled, and with it the request it was awaiting (fs/read_text_file,
+    for which the runtime sends $/cancel_request in turn: the SDK's handler sees its signal
+    abort); the prompt is answered -32800 at once, and serving goes on."""
     js, py = _play("cancel", True, style, generated, tmp_path)
     [error] = _events(js, "error", "session/prompt")
     assert error["code"] == -32800 and error["ms"] < 1500, error
     assert _events(py, "cancelled", "session/prompt") == [None]
+    assert _events(js, "cancelled", "fs/read_text_file") == [{"code": -32800}]
     assert _events(js, "result", "_interop/echo") == [{"value": 1}]
 
 
 @pytest.mark.parametrize("style", STYLES)
 def test_python_client_cancels_a_js_agent_request(style: str, generated: dict[str, Path], tmp_path: Path) -> None:
     """Cancelling the task that awaits a request sends $/cancel_request for its id: the SDK
-    aborts its handler's signal (and answers -32800, dropped quietly); serving goes on."""
+    aborts its handler's signal (its -32800 answer comes late, and is dropped quietly); the
+    JS agent passes the cancellation on to its own request to the Python client, whose
+    handler is cancelled and answered -32800. Serving goes on."""
     js, py = _play("cancel", False, style, generated, tmp_path)
     assert _events(py, "cancelled", "session/prompt") == [None]
     assert _events(js, "cancelled", "session/prompt") == [{"code": -32800}]
+    assert _events(py, "cancelled", "fs/read_text_file") == [None]
+    assert _events(js, "error", "fs/read_text_file") == [{"code": -32800}]
     assert _events(py, "result", "_interop/echo") == [{"value": 2}]
 
 

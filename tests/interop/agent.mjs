@@ -69,11 +69,13 @@ const app = sdk.agent()
       return { stopReason: "end_turn" };
     }
     if (text === "hang") {  // until the client's $/cancel_request aborts the signal
-      await chunk("hanging");
-      await new Promise((_, reject) => signal.addEventListener("abort", () => {
-        ev("cancelled", "session/prompt", { code: signal.reason?.code });
-        reject(signal.reason);
-      }, { once: true }));
+      signal.addEventListener("abort", () => ev("cancelled", "session/prompt", { code: signal.reason?.code }), { once: true });
+      try {  // passed on: the SDK cancels this request too ($/cancel_request to the client)
+        await client.request("fs/read_text_file", { sessionId, path: "/w/hang" }, { cancellationSignal: signal });
+      } catch (e) {
+        ev("error", "fs/read_text_file", { code: e.code });
+        throw e;
+      }
     }
     if (params.prompt[0].text === "cancel me") {
       await new Promise((resolve) => (cancel = resolve));

@@ -8,13 +8,12 @@ const { sdk, zod } = await load(stability);
 const ev = (...e) => record.events.push(e);
 const child = spawn(command[0], command.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
 const ordered = [];  // "order": the chunk numbers, as handled
-let streaming;  // "cancel": resolved by the agent's first update
+let streaming;  // "cancel": resolved when the agent's nested fs/read_text_file comes
 const started = new Promise((resolve) => (streaming = resolve));
 
 function onUpdate(params) {
   const text = params.update.content?.text ?? "";
   if (scenario === "large") ev("notification", "session/update", digest(text));
-  else if (scenario === "cancel") streaming();
   else ev("notification", "session/update", params);
 }
 
@@ -28,10 +27,17 @@ const app = sdk.client()
     ev("request", "session/request_permission", params);
     return { outcome: { outcome: "selected", optionId: params.options[0].optionId } };
   })
-  .onRequest("fs/read_text_file", ({ params }) => {
+  .onRequest("fs/read_text_file", async ({ params, signal }) => {
     ev("request", "fs/read_text_file", params);
     if (params.path.endsWith("missing")) throw new sdk.RequestError(-32002, "Resource not found", { uri: params.path });
     if (params.path.endsWith("big")) return { content: blob("read", 1_500_000) };
+    if (params.path.endsWith("hang")) {  // until the agent's $/cancel_request aborts it
+      streaming();
+      await new Promise((_, reject) => signal.addEventListener("abort", () => {
+        ev("cancelled", "fs/read_text_file", { code: signal.reason?.code });
+        reject(signal.reason);
+      }, { once: true }));
+    }
     return { content: "hello from " + params.path };
   })
   .onRequest("fs/write_text_file", ({ params }) => {
@@ -56,8 +62,10 @@ const open = async (agent) => {
 };
 
 const scenarios = {
-  // $/cancel_request: the SDK sends it when the request's signal aborts; the Python agent
-  // answers -32800, and goes on serving.
+  // $/cancel_request: the SDK sends it when the request's signal aborts, while the Python
+  // agent's handler awaits its own request to us (fs/read_text_file); the handler is
+  // cancelled, which cancels that request too ($/cancel_request to us), and the prompt is
+  // answered -32800. Serving goes on.
   async cancel(agent) {
     const sessionId = await open(agent);
     const abort = new AbortController();

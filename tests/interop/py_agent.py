@@ -62,9 +62,8 @@ class InteropAgent(m.Agent):  # type: ignore[misc, name-defined]
                 await self.chunk(sid, str(i))
             return s.make(m.PromptResponse, stopReason="end_turn")
         if text == "hang":  # until $/cancel_request cancels it (answered -32800)
-            await self.chunk(sid, "hanging")
-            try:
-                await asyncio.sleep(60)
+            try:  # the client answers this one only when cancelled
+                await self.client.fs_read_text_file(s.make(m.ReadTextFileRequest, sessionId=sid, path="/w/hang"))
             except asyncio.CancelledError:
                 event("cancelled", "session/prompt")
                 raise

@@ -18,7 +18,7 @@ COMMAND = sys.argv[4:]
 m = module(PACKAGE, NAME)
 s = Style(m, STYLE)
 ORDER: list[int] = []  # "order": the chunk numbers, as handled
-STREAMING = asyncio.Event()  # "cancel": the agent's first update came
+STREAMING = asyncio.Event()  # "cancel": the agent's nested fs/read_text_file came
 
 
 class InteropClient(m.Client):  # type: ignore[misc, name-defined]
@@ -32,8 +32,6 @@ class InteropClient(m.Client):  # type: ignore[misc, name-defined]
             ORDER.append(int(text))
         elif SCENARIO == "large":
             event("notification", "session/update", digest(text))
-        else:
-            STREAMING.set()
 
     async def session_request_permission(self, params: Any) -> Any:
         event("request", "session/request_permission", s.json(params))
@@ -48,6 +46,13 @@ class InteropClient(m.Client):  # type: ignore[misc, name-defined]
             raise m.RpcError(-32002, "Resource not found", {"uri": path})
         if path.endswith("big"):
             return s.make(m.ReadTextFileResponse, content=blob("read", 1_500_000))
+        if path.endswith("hang"):  # until the agent's $/cancel_request cancels it
+            STREAMING.set()
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                event("cancelled", "fs/read_text_file")
+                raise
         return s.make(m.ReadTextFileResponse, content="hello from " + path)
 
     async def fs_write_text_file(self, params: Any) -> Any:
@@ -117,7 +122,9 @@ async def open_session(agent: Any) -> str:
 
 
 async def cancel(agent: Any) -> None:
-    """Cancelling the task that awaits a request sends $/cancel_request for its id."""
+    """Cancelling the task that awaits a request sends $/cancel_request for its id; the JS
+    agent passes the cancellation on to its own request to us (fs/read_text_file), whose
+    handler is cancelled and answered -32800."""
     sid = await open_session(agent)
     pending = asyncio.ensure_future(agent.session_prompt(prompt(sid, "hang")))
     await asyncio.wait_for(STREAMING.wait(), 10)
