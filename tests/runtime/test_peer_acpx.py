@@ -145,6 +145,16 @@ def test_exec_echoes_the_prompt(acpx: Acpx) -> None:
     assert not any("error" in f for f in frames)
 
 
+def test_exec_a_prompt_over_64_kib_from_a_file(acpx: Acpx) -> None:
+    """A 200 KB word read by ``--file`` goes to the agent on one line and comes back as one
+    chunk, intact (lines over 64 KiB both ways)."""
+    word = "y" * 200_000
+    (acpx.cwd / "big.txt").write_text(word + " end")
+    frames = acpx.frames("exec", "--file", "big.txt")
+    assert _echoed(frames) == word + " end "
+    assert _stop_reason(frames, _prompt_id(frames)) == "end_turn"
+
+
 def test_persistent_session_with_several_prompts(acpx: Acpx) -> None:
     done = acpx.run("prompt", "as text")  # what a user sees
     assert "as text" in done.stdout and "end_turn" in done.stdout, done.stdout
