@@ -32,7 +32,7 @@ import pytest
 from hypothesis import HealthCheck, find, settings
 from jsonschema import Draft202012Validator
 
-from .conftest import generate, npm_install
+from .conftest import generate, import_file, npm_install
 from .strategies import instances
 
 HERE = Path(__file__).parent / "interop"
@@ -247,12 +247,9 @@ def test_python_client_cancels_a_js_agent_request(style: str, generated: dict[st
 
 
 def _blob(tag: str, n: int) -> dict[str, Any]:
-    sys.path.insert(0, str(HERE))
-    try:
-        from peer import blob, digest  # the scripts' own generator
-    finally:
-        sys.path.remove(str(HERE))
-    return digest(blob(tag, n))  # type: ignore[no-any-return]
+    """What the scripts record for their ``blob(tag, n)`` (their own generator)."""
+    peer = import_file(HERE / "peer.py")
+    return peer.digest(peer.blob(tag, n))  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize("style", STYLES)

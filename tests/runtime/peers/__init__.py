@@ -137,7 +137,7 @@ class StdioPeer:
 
     def answer(self, rid: Any, timeout: float = 5.0) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The response to ``rid``, and the frames that came before it."""
-        before = []
+        before: list[dict[str, Any]] = []
         deadline = time.monotonic() + timeout
         while True:
             frame = self.frame(max(0.01, deadline - time.monotonic()))
