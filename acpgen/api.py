@@ -6,6 +6,7 @@ is the only stage that touches the disk, and only ``build`` calls it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -20,14 +21,15 @@ from acpgen.fetch import UPSTREAM, Fetcher, commit
 from acpgen.format import format_file
 from acpgen.progress import Progress, Silent
 from acpgen.header import Inputs
+from acpgen.history.model import History
 from acpgen.load import RawDocument, load_inputs
-from acpgen.locate import assets_dir
+from acpgen.locate import assets_dir, is_remote
 from acpgen.naming import Names, decide, unused_overrides
 from acpgen.overlay import Overlay, Report, apply_overlays, read_overlays
 from acpgen.overlay.apply import build_errors
 from acpgen.source import display_path
 from acpgen.render.env import templates_digest
-from acpgen.render import PYTHON_STYLES, RenderedFile, render_docs, render_package_init, render_package_runtime, render_python
+from acpgen.render import PYTHON_STYLES, RenderedFile, render_changes, render_docs, render_package_init, render_package_runtime, render_python
 from acpgen.write import MANIFEST, Drift, check, manifest_text, recover, write_trees
 
 
@@ -131,6 +133,7 @@ def render_target(
     """``formatted=False`` skips black (tests that only import the output use it)."""
     overlays = read_overlays(target.overlays)
     built = build_ir(target.schema, config, overlays)
+    history = read_history(target, config) if target.history else None
     unused = unused_overrides(config.naming, [b.protocol for b in built])
     if unused and len(config.targets) == 1:
         raise AcpgenError(
@@ -159,13 +162,17 @@ def render_target(
                 modules.append(rendered.path.stem)
                 files.append(rendered)
             else:
-                doc = render_docs(b.protocol, inputs, style)
+                if history is not None:
+                    inputs = replace(inputs, history=history.digests)
+                doc = render_docs(b.protocol, inputs, style, history)
                 files.append(
                     replace(doc, source=_source_name(b.raw, config.root, target), source_sha256=b.protocol.source_sha256)
                 )
         if style in PYTHON_STYLES:
             files.append(render_package_init(style, modules, target.package))
             files.extend(render_package_runtime(style, target.package))
+        elif history is not None:
+            files.extend(changes_files(history, sorted({b.protocol.tree for b in built}), style))
     out: dict[PurePosixPath, str] = {}
     entries: list[dict[str, object]] = []
     problems = Collector()
@@ -186,6 +193,36 @@ def render_target(
         entries.append(entry)
     problems.raise_if_any()
     out[PurePosixPath(MANIFEST)] = manifest_text(entries, __version__)
+    return out
+
+
+def read_history(target: Target, config: Config) -> History:
+    """The releases of ``target.history`` loaded and compared (the source and load stages
+    of the history; remote releases through the cache and the lock)."""
+    from acpgen.history.load import load_history
+    from acpgen.history.sources import history_sources
+
+    fetched = dict(target.fetched_history)
+
+    def fetch(spec: str) -> Path:
+        return fetched[spec] if spec in fetched else fetcher(config).resolve(spec)
+
+    sources = history_sources(target.history, config.root, target.schema, target.remote, fetch)
+    return load_history([p for p, _ in sources], [n or display_path(p) for p, n in sources])
+
+
+def changes_files(history: History, trees: list[str], style: str) -> list[RenderedFile]:
+    out = []
+    for tree in trees:
+        inputs = Inputs(
+            label=tree,
+            schema_name=f"history of {len(history.steps)} releases",
+            schema_sha256=hashlib.sha256("\n".join(history.digests).encode()).hexdigest(),
+            meta_sha256=None,
+            style=style,
+            templates_sha256=templates_digest(style),
+        )
+        out.append(replace(render_changes(history, tree, inputs), source="history"))
     return out
 
 
@@ -215,14 +252,15 @@ def fetcher(config: Config) -> Fetcher:
 def resolve_sources(config: Config) -> tuple[Config, Fetcher | None]:
     """The source stage: every remote schema fetched (or read from the cache the lock
     pins) and replaced by its local copy."""
-    if not any(t.remote for t in config.targets):
+    if not any(t.remote or any(map(is_remote, t.history)) for t in config.targets):
         return config, None
     f = fetcher(config)
     problems = Collector()
     targets = []
     for t in config.targets:
         try:
-            targets.append(replace(t, schema=f.resolve(t.remote)) if t.remote else t)
+            t = replace(t, schema=f.resolve(t.remote)) if t.remote else t
+            targets.append(replace(t, fetched_history=tuple((h, f.resolve(h)) for h in t.history if is_remote(h))))
         except AcpgenError as exc:
             problems.extend(exc)
     problems.raise_if_any()
@@ -238,6 +276,20 @@ def build(config: Config, formatted: bool = True, progress: Progress = SILENT) -
     if fetched is not None:
         commit(fetched)  # the lock pins what a good build used
     return [(target, len(files)) for target, files in results]
+
+
+def build_site(config: Config, out: Path, progress: Progress = SILENT) -> int:
+    """Every target's ``md`` pages (and history) as one mkdocs-material project in ``out``."""
+    from acpgen.site import render_site
+
+    config, fetched = resolve_sources(config)
+    config = replace(config, targets=tuple(replace(t, styles=("md",), package=None) for t in config.targets))
+    recover(out)
+    files = render_site(config, render_all(config, True, progress))
+    write_trees([(out, files)])
+    if fetched is not None:
+        commit(fetched)
+    return len(files)
 
 
 def check_all(config: Config, progress: Progress = SILENT) -> list[tuple[Target, Drift]]:

@@ -39,8 +39,11 @@ def _config(
     config: Optional[Path],
     overlays: tuple[Path, ...] = (),
     package: Optional[str] = None,
+    history: tuple[str, ...] = (),
 ) -> Config:
     cfg = _base_config(schema, out, styles, config)
+    if history:  # the reference pages mark what each release changed
+        cfg = replace(cfg, targets=tuple(replace(t, history=t.history + history) for t in cfg.targets))
     if package is not None:
         if len(cfg.targets) != 1:
             raise AcpgenError([Diagnostic("ACPG501", "--package names the package of one target; give --schema", "--package")])
@@ -123,6 +126,12 @@ PackageOpt = typer.Option(
 OverlayOpt = typer.Option(
     [], "--overlay", help="An RFD overlay (YAML) applied before the IR, repeatable; added after each target's own."
 )
+HistoryOpt = typer.Option(
+    [],
+    "--history",
+    help="Releases to mark the reference pages from (since / stable since / changed in), oldest first, repeatable: "
+    "a directory of release folders, a release, bundled:<release>, acp@<tag>.",
+)
 
 
 def _print_version(value: bool) -> None:
@@ -150,13 +159,14 @@ def build(
     overlay: list[Path] = OverlayOpt,
     package: Optional[str] = PackageOpt,
     quiet: bool = QuietOpt,
+    history: list[str] = HistoryOpt,
 ) -> None:
     """Generate every target (or one --schema) and write it atomically."""
     from acpgen import api
     from acpgen.progress import reporter
 
     def run() -> None:
-        cfg = _config(schema, out, style, config, tuple(overlay), package)
+        cfg = _config(schema, out, style, config, tuple(overlay), package, tuple(history))
         progress = reporter(quiet or not _long(cfg))
         try:
             built = api.build(cfg, progress=progress)
@@ -179,6 +189,32 @@ def build(
     _guard(run)
 
 
+@app.command(epilog=example("acpgen site --schema acp@schema-v1.20.0 --history acp@schema-v1.19.0 --out site && mkdocs build -f site/mkdocs.yml"))
+def site(
+    schema: Optional[str] = SchemaOpt,
+    out: Path = typer.Option(Path("site"), "--out", help="The mkdocs project directory (owned by acpgen)."),
+    config: Optional[Path] = ConfigOpt,
+    overlay: list[Path] = OverlayOpt,
+    history: list[str] = HistoryOpt,
+    quiet: bool = QuietOpt,
+) -> None:
+    """Write a ready mkdocs-material site of the Markdown reference pages (and changes pages)."""
+    from acpgen import api
+    from acpgen.progress import reporter
+
+    def run() -> None:
+        cfg = _config(schema, out, ["md"], config, tuple(overlay), None, tuple(history))
+        progress = reporter(quiet or not _long(cfg))
+        try:
+            count = api.build_site(cfg, out, progress)
+        finally:
+            progress.close()
+        if not quiet:
+            typer.echo(f"site: wrote {count} files to {out} (build it: mkdocs build -f {out / 'mkdocs.yml'})")
+
+    _guard(run)
+
+
 @app.command(epilog=example("acpgen check   (in CI, after the generated files are committed)"))
 def check(
     schema: Optional[str] = SchemaOpt,
@@ -188,13 +224,14 @@ def check(
     overlay: list[Path] = OverlayOpt,
     package: Optional[str] = PackageOpt,
     quiet: bool = QuietOpt,
+    history: list[str] = HistoryOpt,
 ) -> None:
     """Exit 1 and list the files that differ from what build would write."""
     from acpgen import api
     from acpgen.progress import reporter
 
     def run() -> int:
-        cfg = _config(schema, out, style, config, tuple(overlay), package)
+        cfg = _config(schema, out, style, config, tuple(overlay), package, tuple(history))
         status = 0
         progress = reporter(quiet or not _long(cfg))
         try:

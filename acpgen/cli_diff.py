@@ -94,7 +94,7 @@ def register(app: typer.Typer) -> None:
         stable_only: bool = typer.Option(False, "--stable-only", help="Ignore the unstable schema files."),
         ignore: list[Path] = typer.Option([], "--ignore", help="A TOML file of diff.ignore entries (array of tables), repeatable."),
         config: Optional[Path] = typer.Option(
-            None, "--config", help="acpgen.toml or pyproject.toml whose [diff] ignore entries apply (found by default)."
+            None, "--config", help="acpgen.toml or pyproject.toml whose \\[diff] ignore entries apply (found by default)."
         ),
         overlay: list[Path] = typer.Option([], "--overlay", help="An RFD overlay applied to both sides, repeatable."),
         overlay_old: list[Path] = typer.Option([], "--overlay-old", help="An RFD overlay applied to OLD only."),

@@ -86,11 +86,11 @@ def register(app: typer.Typer) -> None:
         out: Optional[str] = typer.Option(None, "--out", help="The output directory (default: generated/<name>)."),
         package: Optional[str] = typer.Option(None, "--package", help="Vendor under this import path (myagent._acp)."),
         pyproject: bool = typer.Option(
-            False, "--pyproject", help="Add [tool.acpgen] to pyproject.toml instead of writing acpgen.toml."
+            False, "--pyproject", help="Add \\[tool.acpgen] to pyproject.toml instead of writing acpgen.toml."
         ),
     ) -> None:
-        """Write a commented acpgen.toml (or [tool.acpgen] in pyproject.toml) for one schema;
-        never overwrites."""
+        """Write a commented acpgen.toml (or \\[tool.acpgen] in pyproject.toml) for one schema;
+        never overwrites."""  # help texts are rich markup: `\\[` keeps a bracket (test_cli_habits)
         from acpgen.config import load_config, package_problem
         from acpgen.locate import default_out_name
         from acpgen.render import STYLES

@@ -51,6 +51,11 @@ class Target:
     #: a remote schema (``https://...``, ``acp@<tag>``): ``schema`` is its local copy once
     #: ``api.resolve_sources`` has fetched it
     remote: str | None = None
+    #: the releases whose history the reference pages mark (paths relative to the config,
+    #: directories of release folders, ``bundled:``, ``acp@<tag>``, URLs), oldest first
+    history: tuple[str, ...] = ()
+    #: remote history spec -> its local copy, once ``api.resolve_sources`` has fetched it
+    fetched_history: tuple[tuple[str, Path], ...] = ()
 
     @property
     def root(self) -> Path:
@@ -151,7 +156,7 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
         if not isinstance(t, dict):
             problems.append(Diagnostic("ACPG501", "a target must be a table", name, at))
             continue
-        target_keys = ("name", "schema", "out", "styles", "overlays", "package")
+        target_keys = ("name", "schema", "out", "styles", "overlays", "package", "history")
         unknown = sorted(set(t) - set(target_keys))
         if unknown:
             hint = did_you_mean(unknown[0], target_keys) if len(unknown) == 1 else ""
@@ -171,6 +176,11 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
         overlays = t.get("overlays", [])
         if not isinstance(overlays, list) or not all(isinstance(o, str) for o in overlays):
             problems.append(Diagnostic("ACPG501", "overlays must be a list of paths", name, at + "/overlays"))
+            continue
+        history = t.get("history", [])
+        history = [history] if isinstance(history, str) else history
+        if not isinstance(history, list) or not all(isinstance(h, str) for h in history):
+            problems.append(Diagnostic("ACPG501", "history must be a path or a list of release specs", name, at + "/history"))
             continue
         package = t.get("package")
         if package is not None:
@@ -194,6 +204,7 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
                 overlays=located,
                 package=package,
                 remote=remote,
+                history=tuple(history),
             )
         )
     outs: dict[Path, int] = {}
@@ -202,6 +213,8 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
         if first != i:
             message = f"target {i} writes to the same out as target {first}"
             problems.append(Diagnostic("ACPG501", message, name, f"/target/{i}/out"))
+    from keyword import iskeyword
+
     naming: dict[str, Override] = {}
     raw_naming = data.get("naming", {})
     if not isinstance(raw_naming, dict):
@@ -209,11 +222,12 @@ def load_config(path: Path, known_styles: tuple[str, ...]) -> Config:
         raw_naming = {}
     for key, entry in sorted(raw_naming.items()):
         ok = isinstance(entry, dict) and isinstance(entry.get("name"), str) and entry["name"].isidentifier()
+        ok = ok and not iskeyword(entry["name"])  # `None`, `class`: no class or attribute can have it
         if not ok or not isinstance(entry.get("reason"), str) or not entry["reason"].strip():
             problems.append(
                 Diagnostic(
                     "ACPG302",
-                    "a naming override needs an identifier `name` and a non-empty `reason`",
+                    "a naming override needs an identifier `name` (not a Python keyword) and a non-empty `reason`",
                     name,
                     "/naming/" + key,
                 )

@@ -38,6 +38,7 @@ CATALOGUE: dict[str, str] = {
     # naming
     "ACPG301": "name clash",
     "ACPG302": "invalid naming override",
+    "ACPG303": "no usable name",
     # overlays
     "ACPG401": "overlay syntax error",
     "ACPG402": "invalid overlay",

@@ -22,6 +22,8 @@ class Inputs:
     style: str = ""
     #: sha256 over the template set (see ``acpgen.render.env.templates_digest``)
     templates_sha256: str = ""
+    #: the sha256 of every schema file of the release history the page marks (none: no history)
+    history: tuple[str, ...] = ()
 
     def digest(self) -> str:
         h = hashlib.sha256()
@@ -32,6 +34,7 @@ class Inputs:
             self.meta_sha256 or "",
             *(f"{n}:{s}" for n, s in self.overlays),
             self.templates_sha256,
+            *self.history,
         ):
             h.update(part.encode())
             h.update(b"\0")

@@ -1,6 +1,8 @@
 """All naming, decided once for a whole protocol.
 
-* A ``$defs`` key is authoritative: it is the class or alias name.
+* A ``$defs`` key is authoritative: it is the class or alias name (one that is not an
+  identifier is PascalCased, ``class`` -> ``Class``; a keyword then gets a trailing
+  underscore, ``None`` -> ``None_``; a key with no letter or digit is ACPG303).
 * A tagged-union variant is named from its tag value and its union
   (``text`` in ``ContentBlock`` -> ``TextContentBlock``); a default or fallback
   variant from its title (``other`` -> ``OtherContentBlock``). When that name is
@@ -167,16 +169,23 @@ def class_name(
         return pascal(tag) + class_name(union, protocol_defs, variants)
     if key.isidentifier() and not keyword.iskeyword(key):
         return key
-    return pascal(key)
+    # `class` -> `Class`; `None`, `True` and `False` are PascalCase already -> `None_`
+    return not_a_keyword(pascal(key))
+
+
+def not_a_keyword(name: str) -> str:
+    """The one rule for a derived name that is a Python keyword: a trailing underscore
+    (class names, attributes and handlers alike)."""
+    return name + "_" if keyword.iskeyword(name) else name
 
 
 def attribute_name(wire: str, style: str = "pydantic") -> str:
     name = snake(wire) or "field"
     if name[0].isdigit():
         name = "n" + name
-    if keyword.iskeyword(name) or name in ATTRIBUTE_RESERVED.get(style, frozenset()) or name.startswith("model_"):
-        name += "_"
-    return name
+    if name in ATTRIBUTE_RESERVED.get(style, frozenset()) or name.startswith("model_"):
+        return name + "_"
+    return not_a_keyword(name)
 
 
 def handler_name(wire: str) -> str:
@@ -184,9 +193,7 @@ def handler_name(wire: str) -> str:
     name = snake(wire) or "method"  # every run of punctuation separates words
     if name[0].isdigit():
         name = "n" + name
-    if keyword.iskeyword(name):
-        name += "_"
-    return name
+    return not_a_keyword(name)
 
 
 def handler_override_key(m: ir.Method) -> str:
@@ -280,6 +287,17 @@ def decide(
         ov = overrides.get(key)
         name = ov.name if ov else class_name(key, defs, variants, nested)
         types[key] = name
+        if not name.isidentifier() or keyword.iskeyword(name):  # `---` has no PascalCase form
+            what = "the def key" if key in defs else "the variant"
+            o = origins[key]
+            problems.append(
+                Diagnostic(
+                    "ACPG303",
+                    f"{what} {key!r} gives no Python name; add a [naming] override with a reason",
+                    o.file,
+                    o.pointer,
+                )
+            )
 
     by_name: dict[str, list[str]] = {}
     for key, name in types.items():

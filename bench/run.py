@@ -11,7 +11,9 @@ acpgen's Pydantic module against the ``agent-client-protocol`` package's ``acp.s
 (PyPI, pinned; both honour ``x-deserialize-*``), generated from the same release
 (schema-v1.19.0 v1); acpgen's dataclasses ``load`` (from parsed JSON, and with ``json.loads``
 in front) and ``dump`` (to JSON values, and with ``json.dumps`` after); import time of each
-generated module against ``acp.schema``. Every figure is a median over ``--runs`` with its spread
+generated module against ``acp.schema``; the connections end to end (bench/connection.py: a
+prompt turn streaming 10,000 chunks, and the peak memory of a notification flood against a
+stuck handler) against the SDK's ``AgentSideConnection``/``ClientSideConnection``. Every figure is a median over ``--runs`` with its spread
 (min-max), and a ratio to its reference. Results go to bench/results.json.
 
 Nothing here is a test: no figure fails the suite.
@@ -34,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = Path(os.environ.get("ACPGEN_SHARED") or ROOT.parent / "shared") / "corpus"  # as tests/corpus.py
 ACP = CORPUS / "acp"
 GEN_FILE = ACP / "main" / "v1" / "schema.unstable.json"
 #: the release acp.schema 0.12.1 is generated from ("Schema ref: refs/tags/schema-v1.19.0")
@@ -70,8 +72,8 @@ def figure(name: str, ours: list[float], ref: list[float], unit: str, goal: str 
 # ------------------------------------------------------------------------- generation
 
 
-def acpgen_build(schema: Path, out: Path, cache: str, styles: list[str]) -> float:
-    args = [str(BIN / "python"), "-m", "acpgen", "build", "--schema", str(schema), "--out", str(out)]
+def acpgen_build(schema: Path, out: Path, cache: str, styles: list[str], extra: tuple[str, ...] = ()) -> float:
+    args = [str(BIN / "python"), "-m", "acpgen", "build", "--schema", str(schema), "--out", str(out), *extra]
     for style in styles:
         args += ["--style", style]
     return run(args, env={"ACPGEN_CACHE_DIR": cache})
@@ -101,6 +103,19 @@ def generation(runs: int, work: Path) -> list[dict[str, Any]]:
         figure("generation, cold (main v1 unstable, 5 styles vs Pydantic only)", cold, ref, "s", "<=0.5x", False),
         figure("generation, warm (nothing changed)", warm, ref, "s", "<=0.05x", False),
     ]
+
+
+def history_generation(runs: int, work: Path) -> dict[str, Any]:
+    """The four reference pages of ``main`` (v1, v2, stable and unstable; ``md``) with
+    history marks from every corpus release (and the two changes pages), against the same
+    pages without a history. Each release is loaded once and each consecutive pair diffed
+    once (issue #26: "within a few times a plain build")."""
+    plain, marked = [], []
+    for i in range(runs):
+        cache = str(work / f"history-cache-{i}")
+        plain.append(acpgen_build(ACP / "main", work / f"plain-{i}", cache, ["md"]))
+        marked.append(acpgen_build(ACP / "main", work / f"marked-{i}", cache, ["md"], ("--history", str(ACP))))
+    return figure(f"docs of main with history marks ({len(list(ACP.glob('*/v1')))} releases) vs without", marked, plain, "s", "<=5x", False)
 
 
 def corpus_generation(work: Path) -> dict[str, Any]:
@@ -232,7 +247,9 @@ def runtime(runs: int, work: Path) -> list[dict[str, Any]]:
         figure("dataclasses dump (to JSON values) vs acp.schema dump", throughput(dc_dump, runs), sdk_dump, "msg/s", None, True),
         figure("dataclasses dump + json.dumps vs acp.schema dump", throughput(dc_dump_json, runs), sdk_dump, "msg/s", None, True),
     ]
-    return figures + frames(runs, ours, dc, sdk, cases) + imports(runs, out)
+    import connection  # bench/connection.py: the connections end to end
+
+    return figures + frames(runs, ours, dc, sdk, cases) + connection.figures(runs, ours, figure) + imports(runs, out)
 
 
 def frames(runs: int, ours: Any, dc: Any, sdk: Any, cases: list[tuple[str, bytes]]) -> list[dict[str, Any]]:
@@ -344,10 +361,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
     args = parser.parse_args()
     if not (ACP / "INDEX.json").is_file():
-        raise SystemExit("../shared/corpus is absent: the benchmark reads upstream schemas and messages in place")
+        raise SystemExit(f"{CORPUS} is absent: the benchmark reads upstream schemas and messages in place")
     work = Path(tempfile.mkdtemp(prefix="acpgen-bench-"))
     try:
-        figures = generation(args.runs, work) + runtime(args.runs, work)
+        figures = generation(args.runs, work) + [history_generation(args.runs, work)] + runtime(args.runs, work)
         if not args.quick:
             figures.append(corpus_generation(work))
     finally:

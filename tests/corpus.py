@@ -1,8 +1,13 @@
-"""Access to ../shared/corpus (upstream data, never copied here) for the corpus tests."""
+"""Access to ../shared/corpus (upstream data, never copied here) for the corpus tests.
+
+``ACPGEN_SHARED`` names another directory to read instead of ``../shared`` (``.ci/run``
+points it at an empty one to prove that a fresh clone without the corpus collects and
+skips, saying why)."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -11,14 +16,24 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
+SHARED = Path(os.environ.get("ACPGEN_SHARED") or ROOT.parent / "shared")
+CORPUS = SHARED / "corpus"
+SEEDS = SHARED / "seeds"
 ACP = CORPUS / "acp"
 MESSAGES = CORPUS / "messages"
+ABSENT = f"{CORPUS} is absent: the upstream corpus is read in place, never copied"
 
-needs_corpus = pytest.mark.skipif(
-    not (ACP / "INDEX.json").is_file(),
-    reason="../shared/corpus is absent: the upstream corpus is read in place, never copied",
-)
+
+def present() -> bool:
+    return (ACP / "INDEX.json").is_file()
+
+
+#: every test that reads the corpus carries this mark, parametrised ones too (their list is
+#: empty without the corpus, and pytest's own reason would not say why)
+needs_corpus = pytest.mark.skipif(not present(), reason=ABSENT)
+
+
+needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"{SEEDS} is absent: the seed pages are read in place")
 
 
 @lru_cache(maxsize=1)
@@ -27,7 +42,7 @@ def index() -> dict[str, Any]:
 
 
 def releases() -> list[str]:
-    if not (ACP / "INDEX.json").is_file():
+    if not present():
         return []
     return [r["release"] for r in index()["releases"]]
 

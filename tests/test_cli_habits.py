@@ -3,6 +3,7 @@ command's --help ends with an example."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +47,37 @@ def test_help_ends_with_an_example(command: list[str]) -> None:
     assert result.exit_code == 0
     tail = result.stdout.rsplit("╰", 1)[-1]
     assert "Example: acpgen " + command[0] in tail, tail
+
+
+def _texts(command: list[str]) -> list[str]:
+    """Every help text that ``acpgen <command> --help`` shows: the command's own (its
+    docstring), its epilog and each parameter's help."""
+    node = typer.main.get_command(app)
+    for name in command:
+        node = node.commands[name]  # type: ignore[attr-defined]
+    texts = [node.help or "", node.epilog or ""]
+    texts += [getattr(p, "help", None) or "" for p in node.params]
+    return [t for t in texts if t]
+
+
+def _bracketed(command: list[str]) -> list[str]:
+    return sorted({m for t in _texts(command) for m in re.findall(r"\[[^\]\n]+\]", t)})
+
+
+def test_some_help_text_has_brackets() -> None:
+    # the test below would prove nothing if no help text had any
+    assert "[tool.acpgen]" in _bracketed(["init"])
+
+
+@pytest.mark.parametrize("command", [[], *_commands()], ids=lambda c: " ".join(c) or "acpgen")
+def test_help_keeps_bracketed_text(command: list[str]) -> None:
+    """Rich markup would take ``[tool.acpgen]`` for a style tag and drop it (init's help read
+    "(or  in pyproject.toml)"): every bracketed word of a help text is printed as written."""
+    result = runner.invoke(app, [*command, "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    shown = " ".join(result.stdout.replace("│", " ").split())
+    for text in _bracketed(command):
+        assert text in shown, (text, shown)
 
 
 def test_a_mistyped_command_suggests_one() -> None:

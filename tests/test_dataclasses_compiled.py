@@ -191,6 +191,41 @@ def test_edge_cases_compiled_as_interpreted(fixture: str, name: str, data: Any, 
     same(compiled, reference, name, data)
 
 
+EMPTY = {
+    "$defs": {
+        "Empty": {"type": "object", "properties": {}},
+        "EmptyClosed": {"type": "object", "properties": {}, "additionalProperties": False},
+        "Holder": {"type": "object", "properties": {"inner": {"$ref": "#/$defs/Empty"}}, "required": ["inner"]},
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "accepted"),
+    [
+        ("Empty", {}, True),
+        ("Empty", {"x": 1}, True),
+        ("Empty", [], False),
+        ("EmptyClosed", {}, True),
+        ("EmptyClosed", {"x": 1}, False),
+        ("Holder", {"inner": {"y": [1]}}, True),
+    ],
+)
+def test_an_object_with_no_members_loads(name: str, data: Any, accepted: bool, tmp_path: Path) -> None:
+    """``"properties": {}`` declares a class without fields: its compiled loader once had
+    an empty ``try:`` block, and loading any value of it was an ``IndentationError``."""
+    schema = tmp_path / "v1" / "schema.json"
+    schema.parent.mkdir()
+    schema.write_text(json.dumps(EMPTY))
+    compiled, reference = pair(schema, "v1")
+    assert isinstance(compiled.Empty, type) and issubclass(compiled.Empty, compiled.AcpObject)
+    same(compiled, reference, name, data)
+    got = outcome(compiled, name, data)
+    assert got[0] == ("ok" if accepted else "error"), got
+    if accepted:
+        assert compiled.dump(compiled.load(getattr(compiled, name), data)) == data
+
+
 def test_functions_are_compiled_on_first_use_then_reused(tmp_path: Path) -> None:
     out = generate(SCHEMAS / "tagged_union.json", tmp_path, ("dataclasses",), formatted=False)
     compiled = import_file(out / "acp_dataclasses" / "v1.py")

@@ -36,7 +36,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("mkdocs")
     pytest.importorskip("material")
     if not corpus.releases():
-        pytest.skip("../shared/corpus is absent: upstream main's pages are built from it")
+        pytest.skip(f"{corpus.ABSENT}: upstream main's pages are built from it")
     root = tmp_path_factory.mktemp("site")
     pages = {f"main/{rel.removeprefix('md/')}": text for rel, text in render_pages(corpus.ACP / "main", ("md",)).items()}
     for name in ("v0.1.3", "v0.1.3-rfds"):

@@ -20,7 +20,7 @@ from . import corpus
 from .docs_helpers import page_path, render_pages
 from acpgen.pages.rules import RULES, explain
 
-SEED = corpus.ROOT.parent / "shared" / "seeds" / "004_afcb7765383b3049.txt"
+SEED = corpus.SEEDS / "004_afcb7765383b3049.txt"
 BUNDLED = corpus.ROOT / "schemas" / "acp" / "v0.1.3"
 
 
@@ -96,7 +96,7 @@ def _text_reason(where: str, ours: str, theirs: str) -> str:
     return "unexplained"
 
 
-@pytest.mark.skipif(not SEED.is_file(), reason="../shared/seeds is absent")
+@pytest.mark.skipif(not SEED.is_file(), reason=f"{SEED} is absent")
 @corpus.needs_corpus
 def test_seed_page_is_reproduced_from_the_corpus_release() -> None:
     unexplained, fixes, text = _seed_differences(_ours("v0.1.3-alpha.0")["mdx/v1/schema.mdx"])
@@ -110,7 +110,7 @@ def test_seed_page_is_reproduced_from_the_corpus_release() -> None:
     assert {t.split(":")[0] for t in text} == {"method-prose-not-in-schema", "discriminator-sentence", "payload-link"}
 
 
-@pytest.mark.skipif(not SEED.is_file(), reason="../shared/seeds is absent")
+@pytest.mark.skipif(not SEED.is_file(), reason=f"{SEED} is absent")
 def test_seed_page_is_reproduced_from_the_bundled_schema() -> None:
     unexplained, fixes, text = _seed_differences(render_pages(BUNDLED)["mdx/v1/schema.mdx"])
     assert unexplained == []

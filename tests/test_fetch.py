@@ -5,6 +5,7 @@ lock) as one line, exit 2, nothing written."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -244,3 +245,41 @@ def test_the_upstream_comes_from_the_config(upstream: Upstream, monkeypatch: pyt
     Path("acpgen.toml").write_text('[[target]]\nschema = "s"\nout = "o"\n[fetch]\ntimeout = -1\n')
     bad = runner.invoke(app, ["build"])
     assert bad.exit_code == 2 and "[fetch] takes upstream" in bad.stderr
+
+
+def test_a_lock_is_refused_unless_every_entry_is_whole(upstream: Upstream) -> None:
+    """One good file pin does not make an entry good, nor one good source a lock."""
+    assert build("--schema", "acp@schema-v1.21.0", "--out", "out").exit_code == 0
+    good = json.loads(Path("acpgen.lock").read_text())
+    files = good["sources"]["acp@schema-v1.21.0"]["files"]
+    assert len(files) > 1
+    damaged = json.loads(json.dumps(good))
+    first = sorted(files)[0]
+    del damaged["sources"]["acp@schema-v1.21.0"]["files"][first]["sha256"]
+    Path("acpgen.lock").write_text(json.dumps(damaged))
+    result = build("--schema", "acp@schema-v1.21.0", "--out", "out")
+    assert (result.exit_code, lines(result)) == (2, ["acpgen.lock: ACPG112 /sources/acp@schema-v1.21.0: malformed entry"])
+    # a whole entry beside a broken one: the lock is still refused, pointing at the broken one
+    other = json.loads(json.dumps(good))
+    other["sources"]["acp@v0.0.5"] = {"files": {"schema.json": {"url": "http://x/schema.json", "sha256": 5}}}
+    Path("acpgen.lock").write_text(json.dumps(other))
+    result = build("--schema", "acp@schema-v1.21.0", "--out", "out")
+    assert (result.exit_code, lines(result)) == (2, ["acpgen.lock: ACPG112 /sources/acp@v0.0.5: malformed entry"])
+
+
+def test_a_cached_blob_is_used_only_when_it_has_its_sha256(upstream: Upstream, tmp_path: Path) -> None:
+    assert build("--schema", "acp@schema-v1.21.0", "--out", "out").exit_code == 0
+    before = Path("out/acp_pydantic/v2.py").read_text()
+    pins = json.loads(Path("acpgen.lock").read_text())["sources"]["acp@schema-v1.21.0"]["files"]
+    pin = pins["v2/schema.json"]
+    same = sorted("/" + p["url"].split("/", 3)[3] for p in pins.values() if p["sha256"] == pin["sha256"])
+    (blob,) = (tmp_path / "cache").rglob(f"blobs/{pin['sha256']}")
+    # the cache was damaged: still valid JSON, another schema
+    blob.write_text(SCHEMA.replace('"description"', '"title"', 1))
+    upstream.requests.clear()
+    result = build("--schema", "acp@schema-v1.21.0", "--out", "out2")
+    assert result.exit_code == 0, result.output
+    # fetched again: the files with that content (v1's is the same here), nothing else
+    assert sorted(upstream.requests) == same and "/acp/schema-v1.21.0/schema/v2/schema.json" in same
+    assert Path("out2/acp_pydantic/v2.py").read_text() == before
+    assert hashlib.sha256(blob.read_bytes()).hexdigest() == pin["sha256"]  # and the cache repaired

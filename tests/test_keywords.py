@@ -66,7 +66,7 @@ def test_every_validating_keyword_is_consumed(path: Path) -> None:
 
 def test_census_covers_what_the_corpus_uses() -> None:
     if not corpus.releases():
-        pytest.skip("../shared/corpus is absent: the upstream corpus is read in place, never copied")
+        pytest.skip(corpus.ABSENT)
     used = {k for r in corpus.index()["releases"] for k in r.get("keywords", [])}
     # every keyword upstream ever used is either validating (and implemented) or known
     # not to be (an annotation, or $defs)
@@ -84,6 +84,31 @@ def test_an_unimplemented_keyword_is_refused_not_dropped(tmp_path: Path) -> None
         ctx, data = _consumed(schema)
         missing = keywords.unconsumed(data, ctx.container, ctx.consumed)
         assert missing == [("/$defs/Tags/properties/t", k) for k in extra], missing
+
+
+_UNIQUE = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
+
+
+@pytest.mark.parametrize(
+    ("node", "where"),
+    [
+        ({"type": "object", "additionalProperties": _UNIQUE}, "/additionalProperties"),
+        ({"type": "object", "additionalProperties": {"type": "object", "properties": {"t": _UNIQUE}}}, "/additionalProperties/properties/t"),
+        ({"type": "array", "items": _UNIQUE}, "/items"),
+        ({"type": "object", "properties": {"t": _UNIQUE}}, "/properties/t"),
+        ({"anyOf": [{"type": "string"}, _UNIQUE]}, "/anyOf/1"),
+        ({"type": "object", "properties": {"m": {"type": "object", "additionalProperties": {"type": "array", "items": _UNIQUE}}}},
+         "/properties/m/additionalProperties/items"),
+    ],
+)
+def test_the_census_walks_every_subschema(tmp_path: Path, node: dict[str, object], where: str) -> None:
+    """A map's values (``additionalProperties``) are a subschema like any other: a keyword
+    refused there is found, with its pointer."""
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"$defs": {"X": node}}))
+    ctx, data = _consumed(schema)
+    assert ("/$defs/X" + where, "uniqueItems") in keywords.unconsumed(data, ctx.container, ctx.consumed)
+    assert "/$defs/X" + where in dict(keywords.nodes(data, ctx.container))
 
 
 def test_the_documented_option_builds_with_a_warning_per_keyword(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from acpgen.format import format_python
 from acpgen.layout import lay_out, py_str
 
 from .conftest import SCHEMAS
-from .corpus import ACP
+from .corpus import ACP, needs_corpus
 
 MODE = black.Mode(target_versions={TargetVersion.PY311}, line_length=88)
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,7 +111,7 @@ def test_bundled_output_is_black_stable() -> None:
 CORPUS_SAMPLE = ["v0.0.1/v1/schema.json", "v0.6.3", "schema-v1.13.7", "main"]
 
 
-@pytest.mark.skipif(not ACP.is_dir(), reason="../shared/corpus is absent (upstream releases are not vendored)")
+@needs_corpus
 @pytest.mark.parametrize("release", CORPUS_SAMPLE)
 def test_corpus_modules_are_black_stable(release: str, tmp_path: Path) -> None:
     schema = ACP / release
@@ -120,7 +120,7 @@ def test_corpus_modules_are_black_stable(release: str, tmp_path: Path) -> None:
     _assert_black_stable(files)
 
 
-@pytest.mark.skipif(not ACP.is_dir(), reason="../shared/corpus is absent (upstream releases are not vendored)")
+@needs_corpus
 def test_black_is_rarely_needed_on_a_large_release(tmp_path: Path) -> None:
     """The layout, not black, places almost every statement of upstream main (a count, not
     a timing: each pending statement costs a black call on a cold cache)."""

@@ -9,9 +9,10 @@ from acpgen import ir
 from acpgen.normalise import build_protocol
 from acpgen.errors import AcpgenError
 from acpgen.load import load_file
-from acpgen.naming import Override, attribute_name, decide, pascal, snake
+from acpgen.config import load_config
+from acpgen.naming import Override, attribute_name, decide, pascal, snake, unused_overrides
 
-from .conftest import SCHEMAS
+from .conftest import SCHEMAS, generate, import_file, parse_as
 
 
 def protocol(path: Path) -> ir.Protocol:
@@ -172,3 +173,89 @@ def test_handler_clash_is_an_error_naming_both(tmp_path: Path) -> None:
     assert "extension_request" in text  # the name the interfaces keep for extension methods
     fixed = decide(p, {"method:session.new": Override("session_new_dotted", "the dotted form is a vendor alias"), "method:extension/request": Override("extension_req", "reserved")})
     assert fixed.handler("session.new", "request") == "session_new_dotted"
+
+
+@pytest.mark.parametrize(
+    ("key", "name"),
+    [("None", "None_"), ("True", "True_"), ("False", "False_"), ("class", "Class"), ("import", "Import"),
+     ("match", "match"), ("Session", "Session")],
+)
+def test_a_def_key_that_is_a_keyword_is_never_a_class_name(tmp_path: Path, key: str, name: str) -> None:
+    """A `$defs` key is the class name when it is a usable identifier; a keyword is not
+    (`class None(...)` cannot be imported): `class` is PascalCased like any other key that
+    is not an identifier, and `None`, `True`, `False`, already PascalCase, get the trailing
+    underscore the attributes get. A soft keyword (`match`) is an identifier."""
+    p = _methods_protocol(tmp_path, {key: {"type": "object", "properties": {"a": {"type": "string"}}}})
+    assert decide(p).type(key) == name
+
+
+def test_keyword_defs_build_importable_modules_in_every_style(tmp_path: Path) -> None:
+    schema = tmp_path / "v1" / "schema.json"
+    schema.parent.mkdir()
+    holder = {"type": "object", "properties": {k: {"$ref": f"#/$defs/{k}"} for k in ("None", "True", "class")}}
+    defs = {k: {"type": "object", "properties": {"a": {"type": "string"}}} for k in ("None", "True", "class")}
+    schema.write_text(json.dumps({"$defs": {**defs, "Holder": holder}}))
+    out = generate(schema, tmp_path / "out", ("pydantic", "dataclasses", "typeddict"))
+    for style in ("pydantic", "dataclasses", "typeddict"):
+        m = import_file(out / f"acp_{style}" / "v1.py")
+        assert {"None_", "True_", "Class"} <= set(vars(m)), style
+        data = {"None": {"a": "x"}, "True": {"a": "y"}, "class": {"a": "z"}}
+        assert parse_as(style, m, "Holder", data) == (True, data), style
+
+
+def test_a_keyword_naming_override_is_refused(tmp_path: Path) -> None:
+    config = tmp_path / "acpgen.toml"
+    config.write_text('[[target]]\nschema = "s.json"\nout = "o"\n[naming]\n"X" = { name = "None", reason = "r" }\n"Y" = { name = "class", reason = "r" }\n')
+    with pytest.raises(AcpgenError) as exc:
+        load_config(config, ("pydantic",))
+    assert [(d.code, d.pointer) for d in exc.value.diagnostics] == [("ACPG302", "/naming/X"), ("ACPG302", "/naming/Y")]
+
+
+def test_a_naming_override_renames_a_notification_handler(tmp_path: Path) -> None:
+    p = _methods_protocol(
+        tmp_path,
+        {
+            "CancelNotification": _obj("session/cancel", "agent"),
+            "McpMessageRequest": _obj("mcp/message", "agent"),
+            "McpMessageResponse": _obj("mcp/message", "agent"),
+            "McpMessageNotification": _obj("mcp/message", "client"),
+        },
+    )
+    overrides = {
+        "method:session/cancel:notification": Override("cancel_session", "reads better"),
+        "method:mcp/message:notification": Override("mcp_message_event", "the notification is an event"),
+    }
+    names = decide(p, overrides)
+    assert names.handler("session/cancel", "notification") == "cancel_session"
+    assert names.handler("mcp/message", "notification") == "mcp_message_event"
+    assert names.handler("mcp/message", "request") == "mcp_message"  # the request's key is its own
+    assert unused_overrides(overrides, [p]) == []
+    # the request's override does not rename the notification of the same wire name
+    only_request = decide(p, {"method:mcp/message": Override("mcp_call", "r")})
+    assert only_request.handler("mcp/message", "request") == "mcp_call"
+    assert only_request.handler("mcp/message", "notification") == "mcp_message_notification"
+
+
+def test_a_def_key_that_gives_no_name_is_an_error_pointing_at_it(tmp_path: Path) -> None:
+    """A key with no letter or digit (`---`) has no PascalCase form: an empty class name
+    once went through (`class (AcpBaseModel):`, exit 0); now it is ACPG303 at the def, and
+    a [naming] override names it."""
+    p = _methods_protocol(tmp_path, {"---": {"type": "object", "properties": {}}, "Ok": {"type": "object", "properties": {}}})
+    with pytest.raises(AcpgenError) as exc:
+        decide(p)
+    assert [(d.code, d.pointer) for d in exc.value.diagnostics] == [("ACPG303", "/$defs/---")]
+    assert "[naming] override" in exc.value.diagnostics[0].message
+    assert decide(p, {"---": Override("Dashes", "the key has no letters")}).type("---") == "Dashes"
+
+
+def test_a_def_key_that_gives_no_name_fails_the_build_in_one_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from acpgen.cli import app
+
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"$defs": {"---": {"type": "object", "properties": {}}}}))
+    result = CliRunner().invoke(app, ["build", "--schema", str(schema), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and not (tmp_path / "out").exists()
+    (line,) = result.stderr.splitlines()
+    assert line.endswith("ACPG303 /$defs/---: the def key '---' gives no Python name; add a [naming] override with a reason")

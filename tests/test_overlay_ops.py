@@ -304,3 +304,40 @@ def test_differences_name_the_missing_and_unexpected_members() -> None:
     theirs = {"anyOf": [{"const": "c"}, {"const": "a"}]}
     assert difference(ours, theirs) == '/anyOf: missing [{"const": "b"}]; unexpected [{"const": "c"}]'
     assert difference({"type": "string", "x": 1}, {"type": "object", "x": 2}) == '/type: expected "string", found "object"'
+
+
+def _valid(data: dict[str, Any], name: str, instance: Any) -> bool:
+    return jsonschema.Draft202012Validator({**data, "$ref": f"#/$defs/{name}"}).is_valid(instance)
+
+
+def test_remove_field_takes_it_out_of_required_too() -> None:
+    before = small()
+    assert "sessionId" in before[DEFS]["PingRequest"]["required"]
+    assert not _valid(before, "PingRequest", {"value": "v"})
+    data, report = run(before, {"op": "remove_field", "def": "PingRequest", "field": "sessionId"})
+    assert statuses(report) == [("PingRequest.sessionId", "applied")]
+    ping = data[DEFS]["PingRequest"]
+    assert "sessionId" not in ping["properties"] and ping["required"] == ["value"]
+    assert _valid(data, "PingRequest", {"value": "v"})  # a message without it is valid now
+
+
+@pytest.mark.parametrize(
+    ("current", "to", "valid", "invalid"),
+    [
+        ({"type": "string", "description": "The value."}, "boolean", True, "yes"),
+        ({"type": "string", "description": "The value.", "x-deserialize-default-on-error": True}, "integer | null", None, "1"),
+        ({"type": "string", "description": "The value."}, "Color", "red", "yes"),
+    ],
+    ids=["scalar", "nullable-keeps-its-leniency", "ref"],
+)
+def test_set_field_type_leaves_nothing_of_the_old_type(current: dict[str, Any], to: str, valid: Any, invalid: Any) -> None:
+    before = small()
+    before[DEFS]["PingRequest"]["properties"]["value"] = current
+    data, report = run(before, {"op": "set_field_type", "def": "PingRequest", "field": "value", "from": "string", "to": to})
+    assert statuses(report) == [("PingRequest.value", "applied")]
+    got = data[DEFS]["PingRequest"]["properties"]["value"]
+    kept = {k: v for k, v in current.items() if k in ("default", "title") or k.startswith("x-")}
+    assert same(got, {**expand(to, "The value."), **kept}, descriptions=True), got
+    assert {k for k in got if k not in kept and not k.startswith("x-")} == set(expand(to, "The value."))
+    assert _valid(data, "PingRequest", {"sessionId": "s", "value": valid})
+    assert not _valid(data, "PingRequest", {"sessionId": "s", "value": invalid})

@@ -29,7 +29,7 @@ def _mypy(target: Path, packages: tuple[str, ...] = ("acp_pydantic",)) -> subpro
 @pytest.fixture(scope="module")
 def main_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not corpus.releases():
-        pytest.skip("../shared/corpus is absent")
+        pytest.skip(corpus.ABSENT)
     out = generate(corpus.ACP / "main", tmp_path_factory.mktemp("main"), STYLES)
     for package in PACKAGES:
         assert sorted(p.name for p in (out / package).glob("v*.py")) == [

@@ -42,12 +42,13 @@ def test_vendored_package_sits_at_its_import_path(tmp_path: Path, style: str) ->
     result = build(src, style)
     assert result.exit_code == 0, result.output
     package = src / "myagent" / "_vendor" / "acp"
-    assert sorted(p.name for p in package.iterdir()) == [
-        "__init__.py", "_jsonrpc.py", "_runtime.py", "acpgen-manifest.json", "py.typed", "v1.py"
-    ]  # fmt: skip
+    runtime = ["_alternatives", "_connection", "_jsonrpc", "_router", "_runtime", "_skim"]
+    assert sorted(p.name for p in package.iterdir()) == sorted(
+        ["__init__.py", *(f"{r}.py" for r in runtime), "acpgen-manifest.json", "py.typed", "v1.py"]
+    )  # fmt: skip
     manifest = json.loads((package / "acpgen-manifest.json").read_text())
     assert {f["module"] for f in manifest["files"] if "module" in f} == {
-        PACKAGE, f"{PACKAGE}._jsonrpc", f"{PACKAGE}._runtime", f"{PACKAGE}.v1"
+        PACKAGE, *(f"{PACKAGE}.{r}" for r in runtime), f"{PACKAGE}.v1"
     }  # fmt: skip
     for module in package.glob("*.py"):  # nothing imported by absolute name from each other
         text = module.read_text()

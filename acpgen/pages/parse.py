@@ -193,7 +193,8 @@ def _field(node: _Node) -> PageField:
 def _variant(node: _Node) -> PageVariant:
     fields: list[PageField] = []
     for child in node.nodes():
-        if child.tag == "Expandable":
+        # acpgen's sibling-union choices sit in an `alternatives` expandable: not fields
+        if child.tag == "Expandable" and child.attrs.get("title") != '"alternatives"':
             fields.extend(_field(f) for f in child.nodes() if f.tag == "ResponseField")
     attr = node.attrs.get("type")
     return PageVariant(

@@ -14,6 +14,8 @@ from acpgen.render.pyviews import build_module_view
 from acpgen.render.dcviews import build_dataclass_view
 from acpgen.render.docviews import build_doc_page
 from acpgen.render.tdviews import build_typeddict_view
+from acpgen.history.marks import page_marks
+from acpgen.history.model import History
 
 PYTHON_STYLES = ("pydantic", "dataclasses", "typeddict")
 DOC_STYLES = ("mdx", "md")
@@ -162,10 +164,36 @@ def doc_path(protocol: ir.Protocol, style: str) -> PurePosixPath:
     return base / f"schema.{style}"
 
 
-def render_docs(protocol: ir.Protocol, inputs: Inputs, style: str) -> RenderedFile:
+def changes_path(tree: str, style: str) -> PurePosixPath:
+    """The changes page of a tree, beside its stable page: ``<style>/<tree>/changes.<style>``."""
+    return PurePosixPath(style) / tree / f"changes.{style}"
+
+
+def changes_href(protocol: ir.Protocol, style: str) -> str:
+    """The link from a page to its tree's changes page (Markdown links name the file,
+    mkdocs rewrites them; Mintlify links name the page)."""
+    name = "changes.md" if style == "md" else "changes"
+    return ("../" if protocol.stability == "unstable" else "") + name
+
+
+def render_docs(
+    protocol: ir.Protocol, inputs: Inputs, style: str, history: "History | None" = None
+) -> RenderedFile:
     if style not in DOC_STYLES:
         raise ValueError(f"unknown style {style}")
     header = markdown_header(inputs) if style == "mdx" else html_comment_header(inputs)
-    page = build_doc_page(protocol, header)
+    marks = page_marks(history, protocol.tree, protocol.stability, changes_href(protocol, style)) if history else None
+    page = build_doc_page(protocol, header, marks)
     text = environment().get_template(f"docs/{style}/page.{style}.jinja").render(page=page)
     return RenderedFile(doc_path(protocol, style), text, style, protocol.tree, protocol.stability)
+
+
+def render_changes(history: "History", tree: str, inputs: Inputs) -> RenderedFile:
+    """The changes page of ``tree`` (the records of ``acpgen changelog``)."""
+    style = inputs.style
+    header = markdown_header(inputs) if style == "mdx" else html_comment_header(inputs)
+    from acpgen.history.changes import changes_page  # imports the diff report: only with a history
+
+    page = changes_page(history, tree, header)
+    text = environment().get_template(f"docs/{style}/changes.{style}.jinja").render(page=page)
+    return RenderedFile(changes_path(tree, style), text, style, tree, "changes")

@@ -10,7 +10,10 @@ from the IR, with upstream's defects fixed (A10):
   on nullable fields, any-JSON is ``any`` (D2);
 * a one-variant union is shown as one object with every field (no collapse that
   hides the shared fields, D3);
-* unstable items carry a badge (D5); method prose comes from the schema (D8).
+* unstable items carry a badge (D5); method prose comes from the schema (D8);
+* sibling unions are labelled choices, never merged into a property list
+  (:mod:`acpgen.render.docalts`);
+* with a release history, every element carries its marks (:mod:`acpgen.history.marks`).
 
 Type texts are sequences of :class:`Seg` (text, optional anchor) so that each style
 spells links its own way; descriptions stay raw Markdown and each style escapes them.
@@ -20,8 +23,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from typing import Mapping
 
 from acpgen import ir
+from acpgen.history.elements import member_key, method_key, variant_key
+from acpgen.history.marks import Mark
+from acpgen.render.docalts import Alternatives, DocGroup, branch_text, rule_note
 from acpgen.render.docoverlays import DocOverlay, proposed_changes, rfds_of
 from acpgen.render.doctypes import Seg, TypeText, Types, anchor_of, constraints_of, innermost, plain
 
@@ -63,6 +70,8 @@ class DocField:
     unstable: bool = False
     #: slugs of the RFD overlays that added or changed it
     rfds: tuple[str, ...] = ()
+    #: history marks (since, stable since, changed in), when a history is read
+    marks: tuple[Mark, ...] = ()
 
     @property
     def post(self) -> tuple[str, ...]:
@@ -81,6 +90,9 @@ class DocVariant:
     #: the type whose fields the variant carries, linked from the variant
     payload: str | None = None
     rfds: tuple[str, ...] = ()
+    #: its sibling unions, each a labelled choice (never merged into ``fields``)
+    groups: tuple[DocGroup, ...] = ()
+    marks: tuple[Mark, ...] = ()
 
     @property
     def post(self) -> tuple[str, ...]:
@@ -104,6 +116,15 @@ class DocType:
     #: set when a one-variant union is shown as one object
     variant_note: str = ""
     rfds: tuple[str, ...] = ()
+    #: the sibling unions of an object, each a labelled choice (never merged into ``fields``)
+    groups: tuple[DocGroup, ...] = ()
+    marks: tuple[Mark, ...] = ()
+    #: the marks of each of ``values`` (an enumeration shown as a table)
+    value_marks: tuple[tuple[Mark, ...], ...] = ()
+
+    @property
+    def values_marked(self) -> bool:
+        return any(self.value_marks)
 
 
 @dataclass(frozen=True)
@@ -114,6 +135,7 @@ class DocMethod:
     types: tuple[DocType, ...]
     unstable: bool = False
     rfds: tuple[str, ...] = ()
+    marks: tuple[Mark, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -153,11 +175,13 @@ def clean_description(text: str | None) -> str:
 
 
 class _Builder:
-    def __init__(self, protocol: ir.Protocol) -> None:
+    def __init__(self, protocol: ir.Protocol, marks: Mapping[str, tuple[Mark, ...]] | None = None) -> None:
         self.p = protocol
+        self.marks: Mapping[str, tuple[Mark, ...]] = marks or {}
         self.defs = protocol.def_map()
         self.types = Types(protocol)
         self.unstable = frozenset(protocol.unstable)
+        self.alts = Alternatives(self.defs, self.types, self.fields, clean_description)
 
     # ---- fields
 
@@ -179,18 +203,32 @@ class _Builder:
             values,
             f"{owner}.{f.wire_name}" in self.unstable,
             rfds_of(f.origin),
+            self.marks.get(member_key(owner, f.wire_name), ()),
         )
 
     def fields(self, owner: str, fields: tuple[ir.Field, ...]) -> tuple[DocField, ...]:
         return tuple(self.field(owner, f) for f in sorted(fields, key=lambda f: f.wire_name.encode()))
 
     def object_fields(self, key: str | None) -> tuple[ir.Field, ...]:
+        """The members of an object def (or of a one-variant union), its sibling unions'
+        left out: they are :meth:`object_mixins`, shown as choices."""
         d = self.defs.get(key or "")
         if isinstance(d, ir.ObjectDef):
-            return d.fields + tuple(f for m in d.mixins for f in m.fields)
+            return d.fields
         if isinstance(d, ir.TaggedUnionDef) and len(d.variants) == 1:
             return d.shared_fields + self.variant_fields(d, d.variants[0])
         return ()
+
+    def object_mixins(self, key: str | None) -> tuple[ir.Mixin, ...]:
+        d = self.defs.get(key or "")
+        if isinstance(d, ir.ObjectDef):
+            return d.mixins
+        if isinstance(d, ir.TaggedUnionDef) and len(d.variants) == 1:
+            return self.variant_mixins(d.variants[0])
+        return ()
+
+    def variant_mixins(self, v: ir.Variant) -> tuple[ir.Mixin, ...]:
+        return v.mixins + self.object_mixins(v.base)
 
     def tag_field(self, union: ir.TaggedUnionDef, v: ir.Variant) -> ir.Field:
         if v.kind == "fallback":
@@ -199,7 +237,7 @@ class _Builder:
         return ir.Field(union.tag, ir.Lit((v.tag_value,)), v.kind == "tagged", v.origin)
 
     def variant_fields(self, union: ir.TaggedUnionDef, v: ir.Variant) -> tuple[ir.Field, ...]:
-        own = v.fields + tuple(f for m in v.mixins for f in m.fields) + self.object_fields(v.base)
+        own = v.fields + self.object_fields(v.base)
         if v.kind == "default":
             return own
         names = {f.wire_name for f in own}
@@ -209,7 +247,11 @@ class _Builder:
 
     def doc_type(self, d: ir.Def) -> DocType:
         t = self._doc_type(d)
-        return replace(t, rfds=rfds_of(d.origin)) if d.origin.overlays else t
+        t = replace(t, rfds=rfds_of(d.origin)) if d.origin.overlays else t
+        marks = self.marks.get(d.key, ())
+        if t.values and self.marks:
+            t = replace(t, value_marks=tuple(self.marks.get(variant_key(d.key, json.loads(v)), ()) for v in t.values))
+        return replace(t, marks=marks) if marks else t
 
     def _doc_type(self, d: ir.Def) -> DocType:
         name, anchor = d.key, anchor_of(d.key)
@@ -220,19 +262,17 @@ class _Builder:
                 # only one-branch unions (an object's own `not`): an object, with the rule said
                 note = self.alternatives_note(d.mixins)
                 return DocType(name, anchor, "Object", _para(description, note), fields=self.fields(name, d.fields), unstable=unstable)
-            if d.mixins:
+            groups = self.alts.groups(name, d.mixins)
+            if len(groups) == 1:  # one choice: its branches are the variants (upstream's form)
                 variants = tuple(
-                    DocVariant(
-                        m.label,
-                        (Seg("object"),),
-                        _para(clean_description(m.description), self.alternatives_note(m.mixins)),
-                        self.fields(name, m.fields + self.object_fields(m.base)),
-                        payload=m.base,
-                    )
-                    for m in d.mixins
+                    DocVariant(b.label, (Seg("object"),), _para(b.description, "\n\n".join(b.rules)), b.fields, payload=b.payload, groups=b.groups)
+                    for b in groups[0].branches
                 )
                 description = _para(description, self.alternatives_note(d.mixins))
                 return DocType(name, anchor, "Union", description, shared=self.fields(name, d.fields), variants=variants, unstable=unstable)
+            if groups:
+                description = _para(description, rule_note(self.types, d.mixins))
+                return DocType(name, anchor, "Object", description, fields=self.fields(name, d.fields), unstable=unstable, groups=groups)
             return DocType(name, anchor, "Object", description, fields=self.fields(name, d.fields), unstable=unstable)
         if isinstance(d, ir.TaggedUnionDef):
             return self.tagged(d, description, unstable)
@@ -242,8 +282,10 @@ class _Builder:
             only = d.members[0]
             assert isinstance(only.type, ir.Ref)
             fields = self.fields(name, self.object_fields(only.type.key))
-            note = clean_description(only.description)
-            return DocType(name, anchor, "Object", description, fields=fields, unstable=unstable, variant_note=note)
+            mixins = self.object_mixins(only.type.key)
+            note = _para(clean_description(only.description), rule_note(self.types, mixins))
+            groups = self.alts.groups(name, mixins)
+            return DocType(name, anchor, "Object", description, fields=fields, unstable=unstable, variant_note=note.strip(), groups=groups)
         if isinstance(d, ir.UnionDef):
             variants = tuple(self.member(name, m) for m in d.members)
             return DocType(name, anchor, "Union", description, variants=variants, unstable=unstable)
@@ -254,12 +296,15 @@ class _Builder:
         if len(d.variants) == 1:
             v = d.variants[0]
             fields = self.fields(name, d.shared_fields + self.variant_fields(d, v))
-            note = clean_description(v.description)
-            return DocType(name, anchor, "Object", description, fields=fields, unstable=unstable, variant_note=note)
+            mixins = self.variant_mixins(v)
+            note = _para(clean_description(v.description), rule_note(self.types, mixins)).strip()
+            groups = self.alts.groups(name, mixins)
+            return DocType(name, anchor, "Object", description, fields=fields, unstable=unstable, variant_note=note, groups=groups)
         variants: list[DocVariant] = []
         for v in d.variants:
             label = str(v.tag_value) if v.kind == "tagged" else (v.title or v.base or "Object") if v.kind == "default" else (v.title or "other")
-            text = _para(clean_description(v.description), self.alternatives_note(v.mixins))
+            mixins = self.variant_mixins(v)
+            text = _para(clean_description(v.description), rule_note(self.types, mixins)).strip()
             if v.kind == "fallback":
                 text = _para(text, f"Any `{d.tag}` value not listed above is kept with its payload. {EXTENSION_RULE}")
             variants.append(
@@ -272,6 +317,8 @@ class _Builder:
                     v.kind == "fallback",
                     v.base,
                     rfds_of(v.origin),
+                    self.alts.groups(f"{name}|{v.key}", mixins),
+                    self.marks.get(variant_key(name, v.tag_value), ()) if v.kind == "tagged" else (),
                 )
             )
         open_note = ""
@@ -287,28 +334,11 @@ class _Builder:
         out = []
         for keyword, branches in ir.mixin_groups(mixins):
             if len(branches) == 1:  # an object's own `not`, read as a rule
-                out.append(f"Must also hold: {self.branch_text(branches[0])}.")
+                out.append(f"Must also hold: {branch_text(self.types, branches[0])}.")
                 continue
             how = "exactly one" if keyword == "oneOf" else "at least one"
-            out.append(f"Must also match {how} of (`{keyword}`): " + "; ".join(self.branch_text(b) for b in branches) + ".")
+            out.append(f"Must also match {how} of (`{keyword}`): " + "; ".join(branch_text(self.types, b) for b in branches) + ".")
         return "\n\n".join(out)
-
-    def branch_text(self, b: ir.Mixin) -> str:
-        asks = [f"the members of `{b.base}`"] if b.base else []
-        for f in b.fields:
-            kind = "required" if f.required else "optional"
-            if isinstance(f.type, ir.Lit) and len(f.type.values) == 1:
-                asks.append(f"`{f.wire_name}` ({kind}) `= {json.dumps(f.type.values[0])}`")
-            else:
-                asks.append(f"`{f.wire_name}` ({kind}): `{plain(self.types.text(f.type))}`")
-        own = {f.wire_name for f in b.fields}
-        asks += [f"`{name}` (required)" for name in b.required if name not in own]
-        asks += [f"no `{member}`" for member in b.absent]
-        for member, values in b.excludes:
-            asks.append(f"`{member}` not " + ", ".join(f"`{json.dumps(v)}`" for v in values))
-        if b.mixins:
-            asks.append("and one of " + ", ".join(f"`{inner.label}`" for inner in b.mixins))
-        return f"`{b.label}`" + (" (" + "; ".join(asks) + ")" if asks else "")
 
     def enum(self, d: ir.EnumDef, description: str, unstable: bool) -> DocType:
         name, anchor = d.key, anchor_of(d.key)
@@ -318,7 +348,13 @@ class _Builder:
             return DocType(name, anchor, "Enumeration", description, values=values, unstable=unstable, open_note=open_note)
         attr = (Seg(d.format or d.base),)
         variants = [
-            DocVariant(str(v.value), attr, clean_description(v.description), unstable=f"{name}|{v.value}" in self.unstable)
+            DocVariant(
+                str(v.value),
+                attr,
+                clean_description(v.description),
+                unstable=f"{name}|{v.value}" in self.unstable,
+                marks=self.marks.get(variant_key(name, v.value), ()),
+            )
             for v in d.values
         ]
         if d.open:
@@ -331,10 +367,13 @@ class _Builder:
         description = clean_description(m.description)
         if isinstance(t, ir.Ref):
             fields = self.fields(t.key, self.object_fields(t.key))
+            groups = self.alts.groups(t.key, self.object_mixins(t.key))
             target = self.defs.get(t.key)
             if isinstance(target, ir.ObjectDef) and target.lifted_from:
-                return DocVariant(m.title or "Object", (Seg("object"),), description or clean_description(target.description), fields)
-            return DocVariant(m.title or t.key, (), description, fields, payload=t.key)
+                text = description or clean_description(target.description)
+                text = _para(text, rule_note(self.types, target.mixins))
+                return DocVariant(m.title or "Object", (Seg("object"),), text, fields, groups=groups)
+            return DocVariant(m.title or t.key, (), description, fields, payload=t.key, groups=groups)
         if isinstance(t, ir.NullT):
             label = "null"
         elif isinstance(t, ir.Lit):
@@ -393,6 +432,7 @@ class _Builder:
                         tuple(self.doc_type(self.defs[k]) for k in keys),
                         f"method:{m.name}" in self.unstable,
                         rfds_of(m.origin),
+                        self.marks.get(method_key(m.name), ()),
                     )
                 )
             if blocks or title != "Protocol Level":
@@ -416,11 +456,13 @@ def json_kind(t: ir.TypeExpr) -> str:
 
 
 def _para(text: str, extra: str) -> str:
-    return f"{text}\n\n{extra}" if text else extra
+    return f"{text}\n\n{extra}" if text and extra else text or extra
 
 
-def build_doc_page(protocol: ir.Protocol, header: str) -> DocPage:
-    b = _Builder(protocol)
+def build_doc_page(protocol: ir.Protocol, header: str, marks: Mapping[str, tuple[Mark, ...]] | None = None) -> DocPage:
+    """``marks``: the history marks by element key (:mod:`acpgen.history.marks`); none
+    without a history, and the page is then what it always was."""
+    b = _Builder(protocol, marks)
     sections, placed = b.sections()
     rest = tuple(b.doc_type(d) for d in sorted(protocol.defs, key=lambda d: d.key.encode()) if b.shown(d) and d.key not in placed)
     anchors = {t.name: t.anchor for t in rest}

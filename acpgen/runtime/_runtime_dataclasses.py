@@ -527,6 +527,8 @@ class _Obj(_Compiled):
                 "            n += 1",
                 f"            o.{f.attr} = {f.spec.expr(c, 'v')}",
             ]
+        if not self.fields:  # `"properties": {}`: `try:` still needs a body
+            out.append("        pass")
         out += ["    except ValidationError:", f"        return {slow}(value)"]
         out += [
             "    if n == len(value):",

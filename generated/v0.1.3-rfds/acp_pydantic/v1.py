@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 4b6871e5c5b45408e2b56e3e22a9daf4f1b5d500cc6ba4dfca8d67f01297d84d
+# input-hash: 7e5d74527a67671578bbc6abbf794ef27eb1bc0d32472aa53768e043489cee27
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations

@@ -1,0 +1,68 @@
+"""Union recognition (acpgen/normalise/unions.py): which member is a union's tag. A tag is a
+member every tagged variant *requires* with one constant value, written ``const`` or as a
+one-value ``enum``; an optional constant, or an enum of several values, tells no variant
+apart (a value without it, or with another of its values, is still valid JSON Schema)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acpgen import api, ir
+
+from .conftest import generate, import_file, parse_as
+
+
+def _obj(tag: dict[str, Any], own: str, required_tag: bool = True) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"kind": tag, own: {"type": "string"}},
+        "required": (["kind"] if required_tag else []) + [own],
+    }
+
+
+def _union(tmp_path: Path, members: list[dict[str, Any]]) -> tuple[Path, ir.Def]:
+    schema = tmp_path / "v1" / "schema.json"
+    schema.parent.mkdir(exist_ok=True)
+    schema.write_text(json.dumps({"$defs": {"U": {"oneOf": members}}}))
+    (built,) = api.build_ir(schema)
+    return schema, built.protocol.def_map()["U"]
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [
+        [{"const": "a"}, {"const": "b"}],
+        [{"type": "string", "enum": ["a"]}, {"type": "string", "enum": ["b"]}],
+        [{"const": "a"}, {"type": "string", "enum": ["b"]}],
+    ],
+    ids=["const", "one-value-enum", "both"],
+)
+def test_a_required_constant_is_the_tag(tmp_path: Path, tags: list[dict[str, Any]]) -> None:
+    _, union = _union(tmp_path, [_obj(tags[0], "x"), _obj(tags[1], "y")])
+    assert isinstance(union, ir.TaggedUnionDef) and union.tag == "kind"
+    assert [(v.kind, v.tag_value) for v in union.variants] == [("tagged", "a"), ("tagged", "b")]
+
+
+@pytest.mark.parametrize(
+    ("members", "valid"),
+    [
+        # `kind` optional in both: {"x": ...} is valid without it
+        ([_obj({"const": "a"}, "x", False), _obj({"const": "b"}, "y", False)], {"x": "1"}),
+        ([_obj({"type": "string", "enum": ["a"]}, "x", False), _obj({"type": "string", "enum": ["b"]}, "y", False)], {"y": "1"}),
+        # an enum of several values fixes no variant: {"kind": "c", "y": ...} is the second
+        ([_obj({"type": "string", "enum": ["a", "c"]}, "x"), _obj({"type": "string", "enum": ["b", "c"]}, "y")], {"kind": "c", "y": "1"}),
+    ],
+    ids=["optional-const", "optional-one-value-enum", "several-values"],
+)
+def test_a_member_that_fixes_no_variant_is_no_tag(tmp_path: Path, members: list[dict[str, Any]], valid: dict[str, Any]) -> None:
+    schema, union = _union(tmp_path, members)
+    assert not isinstance(union, ir.TaggedUnionDef), union
+    assert isinstance(union, ir.UnionDef)
+    out = generate(schema, tmp_path / "out", ("pydantic", "dataclasses"), formatted=False)
+    for style in ("pydantic", "dataclasses"):
+        module = import_file(out / f"acp_{style}" / "v1.py")
+        assert parse_as(style, module, "U", valid) == (True, valid), style
