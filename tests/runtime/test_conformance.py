@@ -220,3 +220,14 @@ def test_cancel_request_answers_the_prompt_at_once(agent: StdioPeer) -> None:
     assert answer.get("result") == {"stopReason": "cancelled"}, answer
     agent.notify("$/cancel_request", {"requestId": 999})  # nothing runs with that id: ignored
     assert agent.out.quiet(0.3)
+
+
+def test_session_cancel_right_behind_the_prompt(agent: StdioPeer) -> None:
+    """A cancel written together with its prompt (one write, both lines read at once) still
+    finds the turn: the prompt's handler starts before the notification is handled."""
+    sid = agent.start_session()
+    prompt = {"jsonrpc": "2.0", "id": 99, "method": "session/prompt", "params": {"sessionId": sid, "prompt": [{"type": "text", "text": SLOW}]}}
+    cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}
+    agent.send_raw(f"{json.dumps(prompt)}\n{json.dumps(cancel)}".encode())
+    answer, updates = agent.answer(99, timeout=2)
+    assert answer["result"] == {"stopReason": "cancelled"} and len(updates) <= 1
