@@ -12,9 +12,11 @@ Only local commands are run (``--agent`` is the echo agent; no agent is ever dow
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -95,6 +97,8 @@ class Acpx:
                 time.sleep(0.05)
             if _alive(pid):
                 os.kill(pid, signal.SIGTERM)
+        # acpx's queue sockets live in /tmp/acpx-<hash of HOME> (fixed, not $TMPDIR): ours
+        shutil.rmtree(Path("/tmp") / f"acpx-{hashlib.sha256(str(self.home).encode()).hexdigest()[:10]}", ignore_errors=True)
 
 
 def _alive(pid: int) -> bool:
