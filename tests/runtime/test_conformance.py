@@ -2,7 +2,8 @@
 probed the way the public ACP conformance kit probes an agent: a process started with
 pipes, raw lines written to its stdin, every line of its stdout read and parsed.
 
-* framing: one JSON-RPC object per line on stdout, nothing else (logs go to stderr);
+* framing: one JSON-RPC object per line on stdout, nothing else (logs go to stderr); CRLF
+  endings, blank lines and a last line without newline accepted on stdin;
 * a line that is not JSON is answered -32700 with ``"id": null``; an invalid request
   -32600 (with its id when it could be read); an unknown method -32601; the agent goes on
   serving after each;
@@ -84,6 +85,22 @@ def test_framing_one_json_object_per_line_nothing_else(agent: StdioPeer) -> None
         assert b"\n" not in line[:-1] and line.strip() == line[:-1], line
         assert ("method" in frame) != ("id" in frame and ("result" in frame or "error" in frame)), frame
     assert len(lines) == 1 + 1 + 3 + 1 + 1  # initialize, session/new, 3 updates, the answer, -32700
+
+
+def test_crlf_blank_lines_and_a_last_line_without_newline(agent: StdioPeer) -> None:
+    """What clients write besides bare LF lines: CRLF endings and whitespace around a frame
+    are accepted, blank lines ignored (never answered), and a last frame with no newline
+    before stdin closes is still served."""
+    init = b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}'
+    agent.send_raw(init + b"\r\n\n  \r\n\t\n")
+    assert agent.frame()["result"]["protocolVersion"] == 1
+    agent.send_raw(b'  {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}} \t\r\n')
+    assert agent.frame()["result"]["sessionId"] == "s-1"
+    agent.stdin.write(b'{"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "s-1", "prompt": [{"type": "text", "text": "last"}]}}')
+    agent.close_stdin()
+    answer, updates = agent.answer(3)
+    assert answer["result"] == {"stopReason": "end_turn"} and [u["params"]["update"]["content"]["text"] for u in updates] == ["last "]
+    assert agent.wait(5) == 0 and agent.out.next() is None
 
 
 @pytest.mark.parametrize(
