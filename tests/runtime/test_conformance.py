@@ -248,3 +248,12 @@ def test_session_cancel_right_behind_the_prompt(agent: StdioPeer) -> None:
     agent.send_raw(f"{json.dumps(prompt)}\n{json.dumps(cancel)}".encode())
     answer, updates = agent.answer(99, timeout=2)
     assert answer["result"] == {"stopReason": "cancelled"} and len(updates) <= 1
+
+
+def test_unsolicited_responses_are_never_answered(agent: StdioPeer) -> None:
+    """A response to nothing the agent asked (a result, an error) is dropped (logged on
+    stderr), never answered: answering a response could start an endless exchange."""
+    agent.send({"jsonrpc": "2.0", "id": 42, "result": {}})
+    agent.send({"jsonrpc": "2.0", "id": "x", "error": {"code": -32603, "message": "Internal error"}})
+    assert agent.out.quiet(0.3)
+    assert agent.call("initialize", {"protocolVersion": 1})["protocolVersion"] == 1
