@@ -167,7 +167,7 @@ def test_extension_requests_are_always_answered(agent: StdioPeer) -> None:
     assert agent.frame()["method"] == "session/update"
     started = time.monotonic()
     response, before = agent.answer(agent.request("_acpgen/probe", {"during": "turn"}))
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 1.5  # the turn has 5 s to go
     assert "result" in response or response["error"]["code"] == METHOD_NOT_FOUND, response
     assert all(f.get("id") != turn for f in before)  # answered while the turn still runs
     agent.notify("_acpgen/note", {"n": 1})  # an extension notification: never answered
@@ -216,7 +216,7 @@ def test_session_cancel_resolves_the_prompt_cancelled(agent: StdioPeer) -> None:
     cancelled = time.monotonic()
     agent.notify("session/cancel", {"sessionId": sid})
     answer, updates = agent.answer(turn, timeout=2)
-    assert time.monotonic() - cancelled < 0.5
+    assert time.monotonic() - cancelled < 1.5  # the turn had 5 s to go
     assert answer["result"] == {"stopReason": "cancelled"}
     assert len(updates) < 5 and all(u["method"] == "session/update" for u in updates)
     assert agent.out.quiet(0.3)  # nothing streams after the answer

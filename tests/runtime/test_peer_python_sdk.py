@@ -114,7 +114,7 @@ def test_sdk_client_cancels_a_turn(bindings: Path) -> None:
         started = time.monotonic()
         await conn.cancel(session_id=session.session_id)
         done = await asyncio.wait_for(turn, 5)
-        assert done.stop_reason == "cancelled" and time.monotonic() - started < 1.0
+        assert done.stop_reason == "cancelled" and time.monotonic() - started < 1.5
         assert 1 <= len(client.chunks) < 10
         client.chunks.clear()  # the session goes on
         again = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("again")])
