@@ -5,8 +5,11 @@ registry), the headless ACP client CLI, driving the README's echo agent
 through ``acpx --agent "<command>"``: a one-shot ``exec``, a persistent session with
 several prompts, ``cancel`` of a slow prompt, ``set-mode`` and ``set`` (a config option).
 
-acpx keeps its sessions and queue-owner locks in ``$HOME/.acpx``: each test has its own
-``HOME`` and working directory, closes its sessions and reaps the queue owner it started.
+acpx keeps its sessions and queue-owner locks in ``$HOME/.acpx`` (and a socket directory
+in ``/tmp`` named after ``HOME``): the module has its own ``HOME`` and working directory,
+and one persistent session that its tests share (each leaves it as it found it); at the
+end it closes the session, reaps the queue owner it started and removes the socket
+directory.
 Only local commands are run (``--agent`` is the echo agent; no agent is ever downloaded).
 """
 
