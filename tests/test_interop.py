@@ -16,6 +16,11 @@ request, file-system and terminal requests, an extension request and notificatio
 cancellation, and error responses. The SDK validates every request and notification it
 receives with zod (an invalid one never reaches its handler, and is answered -32602);
 the responses it receives are checked against the SDK's exported zod schemas.
+
+The same scripts play three more scenarios (``INTEROP_SCENARIO``), both ways, in the three
+styles, stable v1: ``cancel`` ($/cancel_request, through a nested request), ``large``
+(params and results over 1 MB each way, a 1 MB notification) and ``order`` (1,000 updates
+of one turn, the client's handler awaiting).
 """
 
 from __future__ import annotations
