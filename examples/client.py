@@ -27,7 +27,7 @@ class PrintingClient(v1.Client):
     async def session_request_permission(
         self, params: v1.RequestPermissionRequest
     ) -> v1.RequestPermissionResponse:
-        choice = v1.SelectedPermissionOutcome(option_id=params.options[0].option_id)
+        choice = v1.SelectedRequestPermissionOutcome(option_id=params.options[0].option_id)
         return v1.RequestPermissionResponse(outcome=choice)
 
 
@@ -37,7 +37,7 @@ async def run(prompt: str, command: list[str], timeout: float) -> str:
     async with await v1.RPC.spawn(command[0], *command[1:], max_line=64 * 1024 * 1024) as conn:
         conn.start(PrintingClient())  # reading starts now: requests can be sent
         agent = v1.RemoteAgent(conn)
-        await agent.initialize(v1.InitializeRequest(protocol_version=v1.PROTOCOL_VERSION))
+        await agent.initialize(v1.InitializeRequest(protocol_version=1))  # ACP v1
         session = await agent.session_new(v1.NewSessionRequest(cwd=os.getcwd(), mcp_servers=[]))
         request = v1.PromptRequest(session_id=session.session_id, prompt=[v1.TextContentBlock(text=prompt)])
         turn = asyncio.create_task(agent.session_prompt(request))
@@ -50,7 +50,7 @@ async def run(prompt: str, command: list[str], timeout: float) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("prompt")
     parser.add_argument("command", nargs="+", help="the agent command, after --")
     parser.add_argument("--timeout", type=float, default=10.0)

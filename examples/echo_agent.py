@@ -7,6 +7,10 @@ Build the bindings of the schema your editor speaks, then run it over stdio::
     PYTHONPATH=vendor python examples/echo_agent.py
 
 A prompt whose text starts with ``slow`` streams one word every 0.1 s (time to cancel it).
+Each session has a mode (``ask`` or ``code``) and a ``voice`` config option (``plain``, or
+``loud``: the echo in capitals); an unknown mode or value is answered -32602. The
+``_meta`` of ``session/new`` and ``session/prompt`` (a trace id, say) comes back on the
+answer, and on every update of the turn.
 """
 
 from __future__ import annotations
@@ -14,29 +18,41 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+from dataclasses import dataclass
+from typing import Any
 
-from acp_pydantic import v1
+from acp_pydantic import INVALID_PARAMS, v1
 
-MODES = v1.SessionModeState(
-    current_mode_id="ask",
-    available_modes=[
-        v1.SessionMode(id="ask", name="Ask"),
-        v1.SessionMode(id="code", name="Code"),
-    ],
-)
+MODES = ("ask", "code")
+VOICES = ("plain", "loud")
 
 
-def config_options(model: str) -> list[v1.SessionConfigOption]:
-    choices = [v1.SessionConfigSelectOption(value=v, name=v) for v in ("small", "large")]
-    return [v1.SelectSessionConfigOption(id="model", name="Model", current_value=model, options=choices)]
+@dataclass
+class Session:
+    mode: str = "ask"
+    voice: str = "plain"
+    turn: asyncio.Task[object] | None = None
+
+    def modes(self) -> v1.SessionModeState:
+        available = [v1.SessionMode(id=m, name=m.title()) for m in MODES]
+        return v1.SessionModeState(current_mode_id=self.mode, available_modes=available)
+
+    def config_options(self) -> list[v1.SessionConfigOption]:
+        choices = [v1.SessionConfigSelectOption(value=v, name=v) for v in VOICES]
+        voice = v1.SelectSessionConfigOption(id="voice", name="Voice", current_value=self.voice, options=choices)
+        return [voice]
+
+
+def meta(params: v1.NewSessionRequest | v1.PromptRequest) -> dict[str, Any]:
+    """The request's ``_meta``, to pass on (nothing when it has none)."""
+    return {} if params.meta is None else {"meta": params.meta}
 
 
 class EchoAgent(v1.Agent):
     def __init__(self, client: v1.RemoteClient) -> None:
         self.client = client
         self.ids = itertools.count(1)
-        self.models: dict[str, str] = {}
-        self.turns: dict[str, asyncio.Task[object]] = {}
+        self.sessions: dict[str, Session] = {}
 
     async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
         caps = v1.AgentCapabilities(load_session=True)
@@ -44,43 +60,53 @@ class EchoAgent(v1.Agent):
 
     async def session_new(self, params: v1.NewSessionRequest) -> v1.NewSessionResponse:
         session_id = f"s-{next(self.ids)}"
-        self.models[session_id] = "small"
-        return v1.NewSessionResponse(session_id=session_id, modes=MODES, config_options=config_options("small"))
+        session = self.sessions[session_id] = Session()
+        modes, options = session.modes(), session.config_options()
+        return v1.NewSessionResponse(session_id=session_id, modes=modes, config_options=options, **meta(params))
 
     async def session_load(self, params: v1.LoadSessionRequest) -> v1.LoadSessionResponse:
-        model = self.models.setdefault(params.session_id, "small")
-        return v1.LoadSessionResponse(modes=MODES, config_options=config_options(model))
+        session = self.sessions.setdefault(params.session_id, Session())  # echo has no history to replay
+        return v1.LoadSessionResponse(modes=session.modes(), config_options=session.config_options())
 
-    async def session_set_mode(self, params: v1.SetSessionModeRequest) -> None:
-        return None  # an empty result may be returned as None: the client receives {}
+    async def session_set_mode(self, params: v1.SetSessionModeRequest) -> v1.SetSessionModeResponse:
+        if params.mode_id not in MODES:
+            raise v1.RpcError(INVALID_PARAMS, "Invalid params", {"modeId": params.mode_id, "expected": MODES})
+        self.sessions.setdefault(params.session_id, Session()).mode = params.mode_id
+        return v1.SetSessionModeResponse()
 
     async def session_set_config_option(
         self, params: v1.SetSessionConfigOptionRequest
     ) -> v1.SetSessionConfigOptionResponse:
-        model = str(params.value)
-        self.models[params.session_id] = model
-        return v1.SetSessionConfigOptionResponse(config_options=config_options(model))
+        if params.config_id != "voice" or params.value not in VOICES:
+            raise v1.RpcError(INVALID_PARAMS, "Invalid params", {"configId": params.config_id, "value": params.value})
+        session = self.sessions.setdefault(params.session_id, Session())
+        session.voice = str(params.value)
+        return v1.SetSessionConfigOptionResponse(config_options=session.config_options())
 
     async def session_prompt(self, params: v1.PromptRequest) -> v1.PromptResponse:
-        self.turns[params.session_id] = asyncio.current_task()  # type: ignore[assignment]
+        session = self.sessions.setdefault(params.session_id, Session())
+        session.turn = asyncio.current_task()
+        trace = meta(params)
         try:
             for block in params.prompt:
                 text = getattr(block, "text", "")
                 for word in text.split(" "):
                     if text.startswith("slow"):
                         await asyncio.sleep(0.1)
+                    word = word.upper() if session.voice == "loud" else word
                     chunk = v1.AgentMessageChunkSessionUpdate(content=v1.TextContentBlock(text=word + " "))
-                    await self.client.session_update(v1.SessionNotification(session_id=params.session_id, update=chunk))
-            return v1.PromptResponse(stop_reason="end_turn")
+                    update = v1.SessionNotification(session_id=params.session_id, update=chunk, **trace)
+                    await self.client.session_update(update)
+            return v1.PromptResponse(stop_reason="end_turn", **trace)
         except asyncio.CancelledError:  # session/cancel (or $/cancel_request) ended the turn
-            return v1.PromptResponse(stop_reason="cancelled")
+            return v1.PromptResponse(stop_reason="cancelled", **trace)
         finally:
-            self.turns.pop(params.session_id, None)
+            session.turn = None
 
     async def session_cancel(self, params: v1.CancelNotification) -> None:
-        turn = self.turns.get(params.session_id)
-        if turn is not None:
-            turn.cancel()
+        session = self.sessions.get(params.session_id)
+        if session is not None and session.turn is not None:
+            session.turn.cancel()
 
 
 async def main() -> None:

@@ -16,11 +16,17 @@ request, file-system and terminal requests, an extension request and notificatio
 cancellation, and error responses. The SDK validates every request and notification it
 receives with zod (an invalid one never reaches its handler, and is answered -32602);
 the responses it receives are checked against the SDK's exported zod schemas.
+
+The same scripts play three more scenarios (``INTEROP_SCENARIO``), both ways, in the three
+styles, stable v1: ``cancel`` ($/cancel_request, through a nested request), ``large``
+(params and results over 1 MB each way, a 1 MB notification) and ``order`` (1,000 updates
+of one turn, the client's handler awaiting).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from functools import lru_cache
@@ -31,7 +37,7 @@ import pytest
 from hypothesis import HealthCheck, find, settings
 from jsonschema import Draft202012Validator
 
-from .conftest import generate, npm_install
+from .conftest import generate, import_file, npm_install
 from .strategies import instances
 
 HERE = Path(__file__).parent / "interop"
@@ -190,3 +196,92 @@ asyncio.run(main())
     (tmp_path / "u.json").write_text("[]")
     done = _run([sys.executable, str(script)])
     assert "code -32602" in done.stdout, done.stderr[-2000:]
+
+
+# -- the transport under the TypeScript SDK: $/cancel_request, lines over 1 MB, order ------------
+# Each scenario is played by the same four scripts (INTEROP_SCENARIO selects it), both ways.
+
+
+def _play(scenario: str, js_client: bool, style: str, generated: dict[str, Path], tmp: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the JS side's record, the Python side's record) of one scenario, stable v1."""
+    (tmp / "none.json").write_text("[]")  # the updates of the whole turn: none here
+    python = [sys.executable, "py_agent.py" if js_client else "py_client.py", str(generated["stable"]), _module("stable", style), style]
+    if js_client:
+        args = ["node", "client.mjs", "stable", str(tmp / "none.json"), *python, str(tmp / "none.json")]
+    else:
+        args = [*python, "node", "agent.mjs", "stable", str(tmp / "none.json")]
+    done = subprocess.run(
+        args, cwd=HERE, capture_output=True, text=True, timeout=60, env={**os.environ, "INTEROP_SCENARIO": scenario}
+    )
+    records = [json.loads(line[len("INTEROP-RECORD ") :]) for line in done.stderr.splitlines() if line.startswith("INTEROP-RECORD ")]
+    assert done.returncode == 0 and len(records) == 2, done.stderr[-3000:]
+    js, py = records if "invalid" in records[0] else records[::-1]
+    assert js["invalid"] == []
+    return js, py
+
+
+WAYS = {"js-client": True, "python-client": False}
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_js_client_cancels_a_python_agent_request(style: str, generated: dict[str, Path], tmp_path: Path) -> None:
+    """The SDK sends $/cancel_request when the request's signal aborts: the Python agent's
+    handler task is cancelled, and with it the request it was awaiting (fs/read_text_file,
+    for which the runtime sends $/cancel_request in turn: the SDK's handler sees its signal
+    abort); the prompt is answered -32800 at once, and serving goes on."""
+    js, py = _play("cancel", True, style, generated, tmp_path)
+    [error] = _events(js, "error", "session/prompt")
+    assert error["code"] == -32800 and error["ms"] < 1500, error
+    assert _events(py, "cancelled", "session/prompt") == [None]
+    assert _events(js, "cancelled", "fs/read_text_file") == [{"code": -32800}]
+    assert _events(js, "result", "_interop/echo") == [{"value": 1}]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_python_client_cancels_a_js_agent_request(style: str, generated: dict[str, Path], tmp_path: Path) -> None:
+    """Cancelling the task that awaits a request sends $/cancel_request for its id: the SDK
+    aborts its handler's signal (its -32800 answer comes late, and is dropped quietly); the
+    JS agent passes the cancellation on to its own request to the Python client, whose
+    handler is cancelled and answered -32800. Serving goes on."""
+    js, py = _play("cancel", False, style, generated, tmp_path)
+    assert _events(py, "cancelled", "session/prompt") == [None]
+    assert _events(js, "cancelled", "session/prompt") == [{"code": -32800}]
+    assert _events(py, "cancelled", "fs/read_text_file") == [None]
+    assert _events(js, "error", "fs/read_text_file") == [{"code": -32800}]
+    assert _events(py, "result", "_interop/echo") == [{"value": 2}]
+
+
+def _blob(tag: str, n: int) -> dict[str, Any]:
+    """What the scripts record for their ``blob(tag, n)`` (their own generator)."""
+    peer = import_file(HERE / "peer.py")
+    return peer.digest(peer.blob(tag, n))  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("way", WAYS)
+def test_lines_over_a_megabyte_both_ways(way: str, style: str, generated: dict[str, Path], tmp_path: Path) -> None:
+    """Params and results over 1 MB of a request each way (an extension request, the
+    prompt, fs/read_text_file, fs/write_text_file) and a 1 MB notification, intact."""
+    js, py = _play("large", WAYS[way], style, generated, tmp_path)
+    client, agent = (js, py) if WAYS[way] else (py, js)
+    assert _events(client, "result", "_interop/echo") == [_blob("echo", 1_200_000)]
+    assert _events(agent, "request", "session/prompt") == [_blob("prompt", 1_100_000)]
+    assert _events(client, "notification", "session/update") == [_blob("prompt", 1_100_000)]
+    assert _events(agent, "result", "fs/read_text_file") == [_blob("read", 1_500_000)]
+    assert _events(client, "request", "fs/write_text_file") == [_blob("read", 1_500_000)]
+    assert _events(client, "result", "session/prompt") == [{"stopReason": "end_turn"}]
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("way", WAYS)
+def test_a_thousand_updates_in_order(way: str, style: str, generated: dict[str, Path], tmp_path: Path) -> None:
+    """1,000 session/update chunks of one turn, the client's handler awaiting 0-2 ms each:
+    handled one at a time in arrival order. The Python client has handled every one when
+    session_prompt returns (its promise); the SDK's client queues them in order."""
+    js, py = _play("order", WAYS[way], style, generated, tmp_path)
+    client = js if WAYS[way] else py
+    assert _events(client, "order", "session/update") == [list(range(1000))]
+    [result] = _events(client, "result", "session/prompt")
+    assert result["stopReason"] == "end_turn"
+    if not WAYS[way]:
+        assert result["handled"] == 1000

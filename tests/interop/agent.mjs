@@ -2,7 +2,7 @@
 // node agent.mjs <stable|unstable> <updates.json>
 // One prompt turn sends every session/update of updates.json, then asks for a permission,
 // reads and writes files, runs a terminal, calls an extension method and meets an error.
-import { load, examples, record, check, streams, done } from "./common.mjs";
+import { load, examples, record, check, streams, done, scenario, digest, ORDERED } from "./common.mjs";
 
 const [stability, updatesPath] = process.argv.slice(2);
 const { sdk, zod } = await load(stability);
@@ -48,8 +48,35 @@ const app = sdk.agent()
     ev("request", "session/new", params);
     return { sessionId: "s-1" };
   })
-  .onRequest("session/prompt", async ({ params, client }) => {
+  .onRequest("session/prompt", async ({ params, client, signal }) => {
+    const { sessionId } = params;
+    const text = params.prompt[0].text;
+    const chunk = (text) => client.notify("session/update", {
+      sessionId,
+      update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } },
+    });
+    if (scenario === "large") {  // lines over 1 MB each way
+      ev("request", "session/prompt", digest(text));
+      await chunk(text);
+      const read = await client.request("fs/read_text_file", { sessionId, path: "/w/big" });
+      ev("result", "fs/read_text_file", digest(read.content));
+      await client.request("fs/write_text_file", { sessionId, path: "/w/big", content: read.content });
+      return { stopReason: "end_turn" };
+    }
     ev("request", "session/prompt", params);
+    if (scenario === "order") {  // 1,000 updates, each written before the next
+      for (let i = 0; i < ORDERED; i++) await chunk(String(i));
+      return { stopReason: "end_turn" };
+    }
+    if (text === "hang") {  // until the client's $/cancel_request aborts the signal
+      signal.addEventListener("abort", () => ev("cancelled", "session/prompt", { code: signal.reason?.code }), { once: true });
+      try {  // passed on: the SDK cancels this request too ($/cancel_request to the client)
+        await client.request("fs/read_text_file", { sessionId, path: "/w/hang" }, { cancellationSignal: signal });
+      } catch (e) {
+        ev("error", "fs/read_text_file", { code: e.code });
+        throw e;
+      }
+    }
     if (params.prompt[0].text === "cancel me") {
       await new Promise((resolve) => (cancel = resolve));
       return { stopReason: "cancelled" };
@@ -62,7 +89,7 @@ const app = sdk.agent()
     if (cancel) cancel();
   })
   .onRequest("_interop/echo", (p) => p, ({ params }) => {
-    ev("request", "_interop/echo", params);
+    ev("request", "_interop/echo", scenario === "large" ? {} : params);
     return params;
   });
 

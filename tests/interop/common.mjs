@@ -1,5 +1,6 @@
 // Shared by agent.mjs and client.mjs: the SDK entry of one schema file, its zod schemas
 // (the SDK's own validators), and a record of everything that happened, printed as JSON.
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -38,3 +39,23 @@ export function streams(sdk, input, output) {
 export function done() {
   process.stderr.write("INTEROP-RECORD " + JSON.stringify(record) + "\n");
 }
+
+// The scenario this run plays (INTEROP_SCENARIO): "turn" (the whole prompt turn above),
+// "cancel" ($/cancel_request), "large" (lines over 1 MB) or "order" (1,000 updates).
+export const scenario = process.env.INTEROP_SCENARIO || "turn";
+export const ORDERED = 1000;
+
+// A deterministic text of `n` UTF-16 units (all in the BMP, some multi-byte in UTF-8), the
+// same as peer.py's blob(): over 1 MB as a JSON line.
+export function blob(tag, n) {
+  const unit = "abcdefghijklmnopqrstuvwxyz0123456789é€ж";
+  const body = unit.repeat(Math.ceil(n / unit.length));
+  return (tag + "|" + body).slice(0, n);
+}
+
+// What a large value is recorded as: its length and the sha256 of its UTF-8 bytes.
+export function digest(text) {
+  return { length: text.length, sha256: createHash("sha256").update(text, "utf8").digest("hex") };
+}
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

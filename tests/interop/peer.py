@@ -4,13 +4,30 @@ what happened, printed as JSON on stderr for the test to read."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
+import math
+import os
 import re
 import sys
 from typing import Any
 
 RECORD: dict[str, list[Any]] = {"events": []}
+#: what this run plays (as common.mjs): "turn", "cancel", "large" or "order"
+SCENARIO = os.environ.get("INTEROP_SCENARIO", "turn")
+ORDERED = 1000
+
+
+def blob(tag: str, n: int) -> str:
+    """The same text as common.mjs's ``blob``: ``n`` characters, over 1 MB as a line."""
+    unit = "abcdefghijklmnopqrstuvwxyz0123456789é€ж"
+    return (tag + "|" + unit * math.ceil(n / len(unit)))[:n]
+
+
+def digest(text: str) -> dict[str, Any]:
+    """What a large value is recorded as (as common.mjs's ``digest``)."""
+    return {"length": len(text), "sha256": hashlib.sha256(text.encode()).hexdigest()}
 
 
 def module(package_dir: str, name: str) -> Any:

@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-from peer import Style, done, event, module
+from peer import ORDERED, SCENARIO, Style, digest, done, event, module
 
 PACKAGE, NAME, STYLE, UPDATES = sys.argv[1:5]
 m = module(PACKAGE, NAME)
@@ -37,13 +37,37 @@ class InteropAgent(m.Agent):  # type: ignore[misc, name-defined]
         self.cancelled.set()
 
     async def extension_request(self, method: str, params: Any) -> Any:
-        event("request", method, params)
+        event("request", method, {} if SCENARIO == "large" else params)
         return params
 
+    async def chunk(self, sid: str, text: str) -> None:
+        wire = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+        update = m.RPC.codec.load(m.SessionUpdate, wire)
+        await self.client.session_update(s.make(m.SessionNotification, sessionId=sid, update=update))
+
     async def session_prompt(self, params: Any) -> Any:
-        event("request", "session/prompt", s.json(params))
         sid = s.get(params, "sessionId")
-        if s.get(s.get(params, "prompt")[0], "text") == "cancel me":
+        text = s.get(s.get(params, "prompt")[0], "text")
+        if SCENARIO == "large":  # lines over 1 MB each way
+            event("request", "session/prompt", digest(text))
+            await self.chunk(sid, text)
+            read = await self.client.fs_read_text_file(s.make(m.ReadTextFileRequest, sessionId=sid, path="/w/big"))
+            content = s.get(read, "content")
+            event("result", "fs/read_text_file", digest(content))
+            await self.client.fs_write_text_file(s.make(m.WriteTextFileRequest, sessionId=sid, path="/w/big", content=content))
+            return s.make(m.PromptResponse, stopReason="end_turn")
+        event("request", "session/prompt", s.json(params))
+        if SCENARIO == "order":  # 1,000 updates, awaited one by one
+            for i in range(ORDERED):
+                await self.chunk(sid, str(i))
+            return s.make(m.PromptResponse, stopReason="end_turn")
+        if text == "hang":  # until $/cancel_request cancels it (answered -32800)
+            try:  # the client answers this one only when cancelled
+                await self.client.fs_read_text_file(s.make(m.ReadTextFileRequest, sessionId=sid, path="/w/hang"))
+            except asyncio.CancelledError:
+                event("cancelled", "session/prompt")
+                raise
+        if text == "cancel me":
             await self.cancelled.wait()
             return s.make(m.PromptResponse, stopReason="cancelled")
         c = self.client
