@@ -37,7 +37,7 @@ async def run(prompt: str, command: list[str], timeout: float) -> str:
     async with await v1.RPC.spawn(command[0], *command[1:], max_line=64 * 1024 * 1024) as conn:
         conn.start(PrintingClient())  # reading starts now: requests can be sent
         agent = v1.RemoteAgent(conn)
-        await agent.initialize(v1.InitializeRequest(protocol_version=1))  # ACP v1
+        await agent.initialize(v1.InitializeRequest(protocol_version=v1.PROTOCOL_VERSION))
         session = await agent.session_new(v1.NewSessionRequest(cwd=os.getcwd(), mcp_servers=[]))
         request = v1.PromptRequest(session_id=session.session_id, prompt=[v1.TextContentBlock(text=prompt)])
         turn = asyncio.create_task(agent.session_prompt(request))

@@ -68,11 +68,11 @@ class EchoAgent(v1.Agent):
         session = self.sessions.setdefault(params.session_id, Session())  # echo has no history to replay
         return v1.LoadSessionResponse(modes=session.modes(), config_options=session.config_options())
 
-    async def session_set_mode(self, params: v1.SetSessionModeRequest) -> v1.SetSessionModeResponse:
+    async def session_set_mode(self, params: v1.SetSessionModeRequest) -> None:
         if params.mode_id not in MODES:
             raise v1.RpcError(INVALID_PARAMS, "Invalid params", {"modeId": params.mode_id, "expected": MODES})
         self.sessions.setdefault(params.session_id, Session()).mode = params.mode_id
-        return v1.SetSessionModeResponse()
+        return None  # an empty result may be returned as None: the client receives {}
 
     async def session_set_config_option(
         self, params: v1.SetSessionConfigOptionRequest

@@ -60,11 +60,19 @@ class MethodView:
     #: the handler's Python name (``session_prompt``)
     handler: str = ""
     description: str | None = None
+    #: the result is an object with no required member: a handler may return ``None``
+    #: (the peer receives ``{}``)
+    empty_result: bool = False
 
     def signature(self, indent: str = "    ") -> str:
         """``async def handler(self, params: P) -> R:`` as black lays it out (a def is split
         at its first bracket: the parameters on one line, else one per line)."""
         return def_lines(indent, f"async def {self.handler}(", ("self", f"params: {self.params_type}"), f") -> {self.result_type}:")
+
+    def handler_signature(self, indent: str = "    ") -> str:
+        """The interface's signature: as :meth:`signature`, ``R | None`` for an empty result."""
+        result = f"{self.result_type} | None" if self.empty_result and self.result_type != "Any" else self.result_type
+        return def_lines(indent, f"async def {self.handler}(", ("self", f"params: {self.params_type}"), f") -> {result}:")
 
     @property
     def params_type(self) -> str:
@@ -453,9 +461,15 @@ def method_views(protocol: ir.Protocol, names: Names) -> tuple[MethodView, ...]:
             names.type(m.result) if m.result else "None",
             names.handler(m.name, m.kind),
             prose(m),
+            m.kind == "request" and _empty_object(defs.get(m.result) if m.result else None),
         )
         for m in protocol.methods
     )
+
+
+def _empty_object(d: ir.Def | None) -> bool:
+    """An object def that ``{}`` can be: no required member."""
+    return isinstance(d, ir.ObjectDef) and not any(f.required for f in d.fields)
 
 
 #: the sides whose methods each interface implements ("" is a method whose side the

@@ -554,13 +554,17 @@ class Connection:
 
     def _rejected(self, exc: FrameError | InvalidResultError) -> None:
         """A frame that could not be accepted: answered, or failing our request."""
-        if isinstance(exc, FrameError) and exc.answer:
+        pending = self._pending.get(exc.id) if exc.id is not None else None
+        if isinstance(exc, FrameError) and exc.answer and exc.call:
+            pending = None  # a call: its id is the peer's, not one of ours
+        ours = pending is not None or exc.id in self._abandoned
+        if isinstance(exc, FrameError) and exc.answer and (exc.call or not ours):
             self.log.warning(
                 "frame rejected (answered): %s (%s)", exc.message, exc.data
             )
             self._spawn(self._write_quietly(exc.response_line()))
             return
-        pending = self._pending.get(exc.id)
+        # what is left is a broken answer to one of our requests (or a stray one)
         if pending is None or pending.future.done():
             self.log.warning("frame rejected: %s", exc)
             return

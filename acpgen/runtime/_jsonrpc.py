@@ -141,11 +141,21 @@ class FrameError(RpcError):
     response (never for a notification or a response)."""
 
     def __init__(
-        self, code: int, message: str, data: Any = None, *, id: Id = None, answer: bool
+        self,
+        code: int,
+        message: str,
+        data: Any = None,
+        *,
+        id: Id = None,
+        answer: bool,
+        call: bool = True,
     ) -> None:
         super().__init__(code, message, data)
         self.id = id
         self.answer = answer
+        #: the frame has a ``method`` (a request or notification), or no id could be read;
+        #: ``False`` for a frame with an id and no method: perhaps a broken response
+        self.call = call
 
     def response(self) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": self.id, "error": self.to_json()}
@@ -393,13 +403,18 @@ class Rpc:
                 answer=False,
             )
         has_result, has_error = "result" in data, "error" in data
-        if has_result == has_error:
+        if has_result == has_error:  # neither: no method either, an invalid request
             raise FrameError(
                 INVALID_REQUEST,
                 "Invalid request",
-                "a response has exactly one of result and error",
+                (
+                    "a response has exactly one of result and error"
+                    if has_result
+                    else "no method, no result and no error"
+                ),
                 id=rid,
-                answer=False,
+                answer=not has_result,
+                call=False,
             )
         if has_error:
             try:

@@ -472,3 +472,30 @@ def test_protocol_methods_reach_both_sides(m: ModuleType) -> None:
     for side in ("agent", "client"):
         frame = m.RPC.parse(line({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1}}), side=side)
         assert type(frame).__name__ == "Notification", side
+
+
+def test_an_id_alone_is_an_invalid_request_unless_it_answers_ours(m: ModuleType) -> None:
+    """``{"jsonrpc": "2.0", "id": 2}`` is answered -32600 with its id (as the TypeScript SDK
+    does); when 2 is one of our requests in flight, it is that request's broken answer."""
+    pkg = package(m)
+
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Agent(m)) as (conn, peer):
+            await peer.send({"jsonrpc": "2.0", "id": "x"})
+            answer = await peer.recv()
+            assert answer["id"] == "x" and answer["error"]["code"] == -32600
+            asked = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}))
+            sent = await peer.recv()
+            await peer.send({"jsonrpc": "2.0", "id": sent["id"]})
+            with pytest.raises(pkg.InvalidResultError):
+                await asyncio.wait_for(asked, 5)
+            # a call of the peer's whose id happens to be one of ours is still the peer's
+            asked = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/b"}))
+            sent = await peer.recv()
+            await peer.send({"jsonrpc": "2.0", "id": sent["id"], "method": "initialize", "params": {"protocolVersion": "x"}})
+            answer = await peer.recv()
+            assert answer["id"] == sent["id"] and answer["error"]["code"] == -32602
+            assert not asked.done()
+            asked.cancel()
+
+    run(scenario())

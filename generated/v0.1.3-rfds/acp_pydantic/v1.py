@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 7e5d74527a67671578bbc6abbf794ef27eb1bc0d32472aa53768e043489cee27
+# input-hash: 2b5aebde793b347007c59a7695bae55b4ee572948c5288ed522a8fa83df2960c
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations
@@ -1492,7 +1492,7 @@ See protocol docs: [Creating](https://agentclientprotocol.com/protocol/tool-call
 
 # ---------------------------------------------------------------- methods
 
-PROTOCOL_VERSION: Final[int | None] = 1
+PROTOCOL_VERSION: Final[int] = 1
 
 METHODS: Final[tuple[MethodSpec, ...]] = (
     MethodSpec(
