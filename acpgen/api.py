@@ -43,10 +43,13 @@ class Built:
     names: Names
 
 
-def build_ir(schema: Path, naming: Config | None = None, overlays: tuple[Overlay, ...] = ()) -> list[Built]:
-    """load -> overlay -> IR passes -> naming, for every schema file of ``schema``."""
+def _normalised(
+    schema: Path, naming: Config | None, overlays: tuple[Overlay, ...]
+) -> tuple[list[tuple[RawDocument, ir.Protocol]], Collector]:
+    """load -> overlay -> IR passes for every schema file of ``schema`` (unstable items
+    not marked yet), and the problems met."""
     problems = Collector()
-    out: list[Built] = []
+    out: list[tuple[RawDocument, ir.Protocol]] = []
     for raw in load_inputs(schema):
         reports: tuple[Report, ...] = ()
         if overlays:
@@ -58,13 +61,37 @@ def build_ir(schema: Path, naming: Config | None = None, overlays: tuple[Overlay
         try:
             unimplemented = naming.unimplemented if naming else "error"
             protocol = replace(build_protocol(raw, unimplemented), overlays=tuple(_applied(r) for r in reports))
-            names = decide(protocol, naming.naming if naming else None)
-            out.append(Built(raw, protocol, names))
+            out.append((raw, protocol))
+        except AcpgenError as exc:
+            problems.extend(exc)
+    return out, problems
+
+
+def _marked(protocols: list[ir.Protocol]) -> list[ir.Protocol]:
+    stable = {p.tree: p for p in protocols if p.stability == "stable"}
+    return [mark_unstable(p, stable.get(p.tree)) for p in protocols]
+
+
+def build_protocols(schema: Path, naming: Config | None = None, overlays: tuple[Overlay, ...] = ()) -> list[ir.Protocol]:
+    """load -> overlay -> IR passes, without Python naming: what ``acpgen diff`` and the
+    docs' history read (a release's names are never rendered, so they are not decided)."""
+    normalised, problems = _normalised(schema, naming, overlays)
+    problems.raise_if_any()
+    return _marked([p for _, p in normalised])
+
+
+def build_ir(schema: Path, naming: Config | None = None, overlays: tuple[Overlay, ...] = ()) -> list[Built]:
+    """load -> overlay -> IR passes -> naming, for every schema file of ``schema``."""
+    normalised, problems = _normalised(schema, naming, overlays)
+    out: list[Built] = []
+    for raw, protocol in normalised:
+        try:
+            out.append(Built(raw, protocol, decide(protocol, naming.naming if naming else None)))
         except AcpgenError as exc:
             problems.extend(exc)
     problems.raise_if_any()
-    stable = {b.protocol.tree: b.protocol for b in out if b.protocol.stability == "stable"}
-    return [replace(b, protocol=mark_unstable(b.protocol, stable.get(b.protocol.tree))) for b in out]
+    marked = _marked([b.protocol for b in out])
+    return [replace(b, protocol=p) for b, p in zip(out, marked)]
 
 
 def _applied(report: Report) -> ir.OverlayApplied:

@@ -43,16 +43,16 @@ def file_name(p: ir.Protocol) -> str:
 
 
 def load_release(path: Path, overlays: tuple[Path, ...] = (), naming: object = None, name: str | None = None) -> Release:
-    from acpgen.api import build_ir
+    from acpgen.api import build_protocols
     from acpgen.overlay import read_overlays
     from acpgen.source import display_path
 
-    built = build_ir(path, naming, read_overlays(overlays))  # type: ignore[arg-type]
+    protocols = build_protocols(path, naming, read_overlays(overlays))  # type: ignore[arg-type]
     return Release(
         name or display_path(path),
-        {file_name(b.protocol): b.protocol for b in built},
+        {file_name(p): p for p in protocols},
         path.is_file(),
-        {file_name(b.protocol): display_path(Path(b.raw.source.path)) for b in built},
+        {file_name(p): display_path(Path(p.source)) for p in protocols},
     )
 
 
