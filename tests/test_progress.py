@@ -88,7 +88,7 @@ def test_the_bar_draws_and_goes_away() -> None:
 
 
 def test_one_schema_file_shows_no_progress(tmp_path: Path) -> None:
-    from tests.diff_helpers import BASE
+    from tests.diff.diff_helpers import BASE
     import json
 
     Path("s.json").write_text(json.dumps(BASE))

@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from tests.diff_helpers import CASES, patched, run_case
+from tests.diff.diff_helpers import CASES, patched, run_case
 
 WITH_PAYLOADS = sorted(n for n, c in CASES.items() if "payloads" in c or "new_payloads" in c)
 

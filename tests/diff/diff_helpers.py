@@ -13,7 +13,7 @@ import yaml
 
 from acpgen.diff import Change, diff_paths
 
-HERE = Path(__file__).parent / "fixtures" / "diff"
+HERE = Path(__file__).parent.parent / "fixtures" / "diff"
 BASE = json.loads((HERE / "base.json").read_text())
 CASES: dict[str, dict[str, Any]] = yaml.safe_load((HERE / "cases.yaml").read_text())
 FILES = {"s": "v1/schema.json", "u": "v1/schema.unstable.json"}

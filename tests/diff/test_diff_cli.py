@@ -15,10 +15,10 @@ from acpgen.cli import app
 from acpgen.diff.report import FORMATS
 from acpgen.diff.rules import RULES
 from acpgen.diff.rules import BY_ID
-from tests.diff_helpers import BASE, CASES, expected, sides
+from tests.diff.diff_helpers import BASE, CASES, expected, sides
 
 runner = CliRunner()
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def diff(*args: str):  # type: ignore[no-untyped-def]
@@ -207,7 +207,7 @@ def test_an_overlay_on_one_side_says_what_the_rfd_would_break(monkeypatch: pytes
 
 def test_changelog_has_a_section_per_release_newest_first(tmp_path: Path, monkeypatch, snapshot) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(tmp_path)
-    from tests.diff_helpers import CASES, write_side
+    from tests.diff.diff_helpers import CASES, write_side
 
     write_side(Path("r1"), {"old": []}, "old")
     write_side(Path("r2"), CASES["field-renamed"], "new")
@@ -261,7 +261,7 @@ def test_an_ignore_entry_applies_through_its_expiry_day_and_not_after(tmp_path: 
 
     from acpgen.diff.ignore import read_ignores, split
     from acpgen.errors import AcpgenError
-    from tests.diff_helpers import run_case
+    from tests.diff.diff_helpers import run_case
 
     path = tmp_path / "ignore.toml"
     path.write_text(IGNORE.replace("2999-01-01", "2027-01-31"))

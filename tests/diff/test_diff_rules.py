@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from acpgen.diff.rules import BY_ID, KINDS, RULES
-from tests.diff_helpers import CASES, FILES, expected, record, run_case
+from tests.diff.diff_helpers import CASES, FILES, expected, record, run_case
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
