@@ -10,9 +10,9 @@ from jsonschema import Draft202012Validator
 from acpgen.errors import AcpgenError
 from acpgen.overlay import format_schema, read_overlay, read_overlays
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RFDS = ROOT / "schemas" / "rfds"
-BAD = Path(__file__).parent / "fixtures" / "errors" / "overlay"
+BAD = Path(__file__).parent.parent / "fixtures" / "errors" / "overlay"
 SHIPPED = sorted(RFDS.glob("*.yaml"))
 
 

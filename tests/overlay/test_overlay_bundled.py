@@ -20,7 +20,7 @@ from acpgen.overlay import apply_overlays, read_overlays
 
 from tests.conftest import import_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "generated" / "v0.1.3-rfds"
 THREE = [ROOT / "schemas" / "rfds" / f"{n}.yaml" for n in ("session-config-options", "boolean-config-option", "open-enums")]
 STYLES = ("pydantic", "dataclasses", "typeddict")

@@ -12,7 +12,7 @@ from acpgen.overlay import Overlay, Report, apply_overlays
 from acpgen.overlay.model import Op
 from acpgen.source import SourceFile
 
-FIXTURE = Path(__file__).parent / "fixtures" / "overlays" / "schemas" / "schema.json"
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "overlays" / "schemas" / "schema.json"
 
 
 def small() -> dict[str, Any]:

@@ -14,7 +14,7 @@ from acpgen.overlay.model import Row, verdict_of
 from acpgen.overlay.shapes import MARK, expand, same
 from acpgen.load import MethodName
 
-from tests.overlay_helpers import doc, overlay, run, small, statuses
+from tests.overlay.overlay_helpers import doc, overlay, run, small, statuses
 
 DEFS = "$defs"
 

@@ -25,7 +25,7 @@ from tests.conftest import generate, import_file
 
 pytestmark = corpus.needs_corpus
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RFDS = ROOT / "schemas" / "rfds"
 VERDICTS = {"applies-cleanly", "partially-merged", "obsolete", "conflict", "not-applicable"}
 

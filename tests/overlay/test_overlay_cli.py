@@ -11,11 +11,11 @@ from typer.testing import CliRunner
 
 from acpgen.cli import app
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "schemas" / "acp" / "v0.1.3"
 RFDS = ROOT / "schemas" / "rfds"
 THREE = ["session-config-options", "boolean-config-option", "open-enums"]
-FIXTURES = Path(__file__).parent / "fixtures" / "overlays"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "overlays"
 
 runner = CliRunner()
 
