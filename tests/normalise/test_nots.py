@@ -14,7 +14,7 @@ import pytest
 from acpgen import api, ir
 from acpgen.errors import AcpgenError
 
-from .conftest import generate, import_file, parse_as
+from ..conftest import generate, import_file, parse_as
 
 AGENT_ONLY = {"required": ["type"], "properties": {"type": {"not": {"const": "agent"}}}}
 NOT_A_OR_B = {"anyOf": [{"required": ["kind"], "properties": {"kind": {"const": "a"}}},

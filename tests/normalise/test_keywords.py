@@ -16,10 +16,10 @@ from acpgen.normalise.context import Context
 from acpgen.normalise.defs import build_def
 from acpgen.load import load_inputs
 
-from . import corpus
-from .conftest import SCHEMAS
+from .. import corpus
+from ..conftest import SCHEMAS
 
-NPM = Path(__file__).parent / "interop" / "node_modules" / "@agentclientprotocol" / "sdk" / "schema"
+NPM = Path(__file__).parent.parent / "interop" / "node_modules" / "@agentclientprotocol" / "sdk" / "schema"
 
 
 def _files() -> list[Path]:
@@ -116,7 +116,7 @@ def test_the_documented_option_builds_with_a_warning_per_keyword(tmp_path: Path)
 
     from acpgen.cli import app
 
-    from .conftest import FIXTURES, import_file
+    from ..conftest import FIXTURES, import_file
 
     (tmp_path / "schema.json").write_text((FIXTURES / "errors" / "schema" / "keywords-not-implemented.json").read_text())
     config = tmp_path / "acpgen.toml"

@@ -13,7 +13,7 @@ import pytest
 
 from acpgen import api, ir
 
-from .conftest import generate, import_file, parse_as
+from ..conftest import generate, import_file, parse_as
 
 
 def _obj(tag: dict[str, Any], own: str, required_tag: bool = True) -> dict[str, Any]:
