@@ -32,7 +32,7 @@ from . import corpus
 from .conftest import generate, import_file, npm_install, parse_as
 from .referee import Referee
 from .strategies import instances, mutated
-from .test_jsonrpc_corpus import _files
+from .runtime.test_jsonrpc_corpus import _files
 
 STYLES = ("pydantic", "dataclasses", "typeddict")
 INTEROP = Path(__file__).parent / "interop"

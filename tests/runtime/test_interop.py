@@ -37,10 +37,10 @@ import pytest
 from hypothesis import HealthCheck, find, settings
 from jsonschema import Draft202012Validator
 
-from .conftest import generate, import_file, npm_install
-from .strategies import instances
+from ..conftest import generate, import_file, npm_install
+from ..strategies import instances
 
-HERE = Path(__file__).parent / "interop"
+HERE = Path(__file__).parent.parent / "interop"
 SDK = HERE / "node_modules" / "@agentclientprotocol" / "sdk"
 STYLES = ("pydantic", "dataclasses", "typeddict")
 FILES = {"stable": "schema.json", "unstable": "schema.unstable.json"}

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import SCHEMAS, generate, import_file
+from ..conftest import SCHEMAS, generate, import_file
 
 STYLES = ("pydantic", "dataclasses", "typeddict")
 _MODULES: dict[str, ModuleType] = {}

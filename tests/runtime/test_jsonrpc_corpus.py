@@ -17,8 +17,8 @@ from jsonschema import Draft202012Validator
 
 from acpgen import api
 
-from . import corpus
-from .conftest import generate, import_file
+from .. import corpus
+from ..conftest import generate, import_file
 
 STYLES = ("pydantic", "dataclasses", "typeddict")
 
