@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 from acpgen.cli import app
 
 from . import corpus
-from .docs_history import marks_in
+from .history.docs_history import marks_in
 from .test_docs_browser import ARTIFACTS, NEAREST_HEADING, _open
 
 HISTORY = Path(__file__).parent / "fixtures" / "history"

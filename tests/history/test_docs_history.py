@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 from acpgen.cli import app
 from acpgen.config import Config, Target
 
-from .corpus import ACP, index
+from ..corpus import ACP, index
 from .docs_history import anchors_of, page_marks
 
-HISTORY = Path(__file__).parent / "fixtures" / "history"
+HISTORY = Path(__file__).parent.parent / "fixtures" / "history"
 runner = CliRunner()
 
 
@@ -212,8 +212,8 @@ def test_corpus_since_marks_are_the_first_release_of_the_current_run() -> None:
 def test_mdx_pages_with_marks_and_changes_pages_compile(tmp_path: Path) -> None:
     """Through @mdx-js/mdx (tests/test_docs_toolchains.py installs it): the marked pages
     and the changes pages of the fixture history and, when present, of the corpus."""
-    from .test_docs_toolchains import MDX, _compile
-    from .conftest import npm_install
+    from ..test_docs_toolchains import MDX, _compile
+    from ..conftest import npm_install
 
     npm_install(MDX, "@mdx-js/mdx", "the MDX compile check")
     pages = render(HISTORY / "r4", (str(HISTORY),), ("mdx",))
@@ -229,7 +229,7 @@ def test_mdx_pages_with_marks_and_changes_pages_compile(tmp_path: Path) -> None:
     assert [r for r in _compile(MDX / "compile.mjs", files) if not r["ok"]] == []
 
 
-from .test_fetch import upstream  # noqa: E402,F401  (the fake upstream of acp@<tag>)
+from ..test_fetch import upstream  # noqa: E402,F401  (the fake upstream of acp@<tag>)
 
 
 def test_acp_tags_in_a_history_are_fetched_and_pinned(upstream, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
