@@ -10,7 +10,7 @@ import pytest
 from acpgen.pages.diff import diff_pages
 from acpgen.pages.parse import parse_page, type_text
 
-from . import corpus
+from .. import corpus
 
 SEED = corpus.SEEDS / "004_afcb7765383b3049.txt"
 
