@@ -26,7 +26,7 @@ from acpgen.cli import app
 
 from . import corpus
 from .history.docs_history import marks_in
-from .test_docs_browser import ARTIFACTS, NEAREST_HEADING, _open
+from .render.test_docs_browser import ARTIFACTS, NEAREST_HEADING, _open
 
 HISTORY = Path(__file__).parent / "fixtures" / "history"
 runner = CliRunner()
@@ -103,7 +103,7 @@ def served(history_site: tuple[Path, Path]) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def chromium(served: str) -> Iterator[Any]:
-    from .test_docs_browser import _chromium
+    from .render.test_docs_browser import _chromium
 
     sync_api = pytest.importorskip("playwright.sync_api")
     executable = _chromium()

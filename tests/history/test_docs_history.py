@@ -210,9 +210,9 @@ def test_corpus_since_marks_are_the_first_release_of_the_current_run() -> None:
 
 
 def test_mdx_pages_with_marks_and_changes_pages_compile(tmp_path: Path) -> None:
-    """Through @mdx-js/mdx (tests/test_docs_toolchains.py installs it): the marked pages
+    """Through @mdx-js/mdx (tests/render/test_docs_toolchains.py installs it): the marked pages
     and the changes pages of the fixture history and, when present, of the corpus."""
-    from ..test_docs_toolchains import MDX, _compile
+    from ..render.test_docs_toolchains import MDX, _compile
     from ..conftest import npm_install
 
     npm_install(MDX, "@mdx-js/mdx", "the MDX compile check")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from .conftest import SCHEMAS, generate, import_file, parse_as
+from ..conftest import SCHEMAS, generate, import_file, parse_as
 
 STYLES = ("dataclasses", "typeddict")
 _CACHE: dict[tuple[str, str], ModuleType] = {}

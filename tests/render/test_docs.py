@@ -9,7 +9,7 @@ import pytest
 from acpgen.pages.parse import parse_page
 from acpgen.render.mdtext import code, mdx_text, md_text
 
-from .conftest import SCHEMAS
+from ..conftest import SCHEMAS
 from .docs_helpers import render_pages
 
 DOCS = SCHEMAS / "docs"

@@ -17,10 +17,10 @@ from typing import Any, Iterator
 
 import pytest
 
-from . import corpus
+from .. import corpus
 from .docs_helpers import mkdocs_site, render_pages
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "build" / "test-artifacts"
 CHROMIUM = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser")
 

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from . import corpus
-from .conftest import SCHEMAS, npm_install
+from .. import corpus
+from ..conftest import SCHEMAS, npm_install
 from .docs_helpers import mkdocs_site, render_pages
 
-MDX = Path(__file__).parent / "mdx"
+MDX = Path(__file__).parent.parent / "mdx"
 
 
 @pytest.fixture(scope="session")
@@ -46,7 +46,7 @@ def test_compiler_reports_errors(mdx_compiler: Path, tmp_path: Path) -> None:
 def test_fixture_pages_compile(mdx_compiler: Path, tmp_path: Path) -> None:
     """The fixture pages, and the committed pages of both bundled targets (with and
     without the RFD overlays: badges and the Proposed changes tables)."""
-    files = sorted((Path(__file__).resolve().parent.parent / "generated").glob("*/mdx/**/*.mdx"))
+    files = sorted((Path(__file__).resolve().parents[2] / "generated").glob("*/mdx/**/*.mdx"))
     assert len(files) == 2
     for rel, text in render_pages(SCHEMAS / "docs").items():
         path = tmp_path / rel
@@ -89,7 +89,7 @@ def test_mkdocs_builds_the_overlaid_page_strict(tmp_path: Path) -> None:
     """Every RFD badge link and Proposed changes row resolves (anchor validation on)."""
     pytest.importorskip("mkdocs")
     pytest.importorskip("material")
-    page = Path(__file__).resolve().parent.parent / "generated" / "v0.1.3-rfds" / "md" / "v1" / "schema.md"
+    page = Path(__file__).resolve().parents[2] / "generated" / "v0.1.3-rfds" / "md" / "v1" / "schema.md"
     site = _mkdocs(tmp_path, {"v1/schema.md": page.read_text()})
     html = (site / "v1" / "schema" / "index.html").read_text()
     assert 'id="rfd-open-enums"' in html and 'href="#rfd-open-enums"' in html

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from acpgen import api
 
-from .conftest import SCHEMAS, fixture_modules, parse_as
-from .referee import Referee
-from .strategies import instances, mutated
+from ..conftest import SCHEMAS, fixture_modules, parse_as
+from ..referee import Referee
+from ..strategies import instances, mutated
 
 FIXTURE = SCHEMAS / "lenient_required.json"
 STYLES = ("pydantic", "dataclasses", "typeddict")

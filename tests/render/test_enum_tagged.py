@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from acpgen import api, ir
 
-from .conftest import SCHEMAS, fixture_modules, parse_as
-from .referee import Referee
-from .strategies import instances, mutated
+from ..conftest import SCHEMAS, fixture_modules, parse_as
+from ..referee import Referee
+from ..strategies import instances, mutated
 
 FIXTURE = SCHEMAS / "enum_tagged.json"
 STYLES = ("pydantic", "dataclasses", "typeddict")

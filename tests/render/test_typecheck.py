@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from . import corpus
-from .conftest import SCHEMAS, generate
+from .. import corpus
+from ..conftest import SCHEMAS, generate
 
 
 STYLES = ("pydantic", "dataclasses", "typeddict")
@@ -67,7 +67,7 @@ def test_mypy_strict_on_fixtures(fixture: str, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-SAMPLES = Path(__file__).parent / "typecheck"
+SAMPLES = Path(__file__).parent.parent / "typecheck"
 
 
 def _samples(target: Path, broken: bool = False) -> list[str]:
@@ -88,7 +88,7 @@ def _samples(target: Path, broken: bool = False) -> list[str]:
 def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("samples")
     for package in PACKAGES:
-        shutil.copytree(Path(__file__).resolve().parent.parent / "generated" / "v0.1.3" / package, out / package)
+        shutil.copytree(Path(__file__).resolve().parents[2] / "generated" / "v0.1.3" / package, out / package)
     (out / "pyrightconfig.json").write_text('{"pythonVersion": "3.11"}')
     return out
 

@@ -16,7 +16,7 @@ import pytest
 from acpgen.pages.diff import diff_pages, normalise
 from acpgen.pages.parse import parse_page
 
-from . import corpus
+from .. import corpus
 from .docs_helpers import page_path, render_pages
 from acpgen.pages.rules import RULES, explain
 

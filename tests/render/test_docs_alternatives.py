@@ -14,15 +14,15 @@ import pytest
 from acpgen.api import build_ir
 from acpgen.render.mdtext import md_text, mdx_text
 
-from .conftest import SCHEMAS, npm_install
+from ..conftest import SCHEMAS, npm_install
 from .docs_alternatives import branch_descriptions, duplicates
 from .docs_helpers import render_pages
 
 #: written here for the docs (kept out of tests/fixtures/schemas/, which every binding
 #: snapshot reads) and the two sibling-union fixtures of the bindings
-ALTERNATIVES = Path(__file__).parent / "fixtures" / "docs" / "alternatives.json"
+ALTERNATIVES = Path(__file__).parent.parent / "fixtures" / "docs" / "alternatives.json"
 FIXTURES = (ALTERNATIVES, SCHEMAS / "sibling_unions.json", SCHEMAS / "nested_siblings.json")
-SDK_HOME = Path(__file__).parent / "interop"
+SDK_HOME = Path(__file__).parent.parent / "interop"
 SDK_SCHEMA = SDK_HOME / "node_modules" / "@agentclientprotocol" / "sdk" / "schema"
 
 

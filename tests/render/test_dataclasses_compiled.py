@@ -23,9 +23,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from . import corpus
-from .conftest import SCHEMAS, generate, import_file
-from .strategies import instances, mutated
+from .. import corpus
+from ..conftest import SCHEMAS, generate, import_file
+from ..strategies import instances, mutated
 
 FIXTURES = sorted(p.name for p in SCHEMAS.glob("*.json"))
 MAIN_FILES = ["v1/schema.json", "v1/schema.unstable.json", "v2/schema.json", "v2/schema.unstable.json"]
