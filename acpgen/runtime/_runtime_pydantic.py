@@ -4,7 +4,7 @@ JSON-RPC codec. Imported relatively by the modules beside it."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Final
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Final
 
 from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
@@ -39,8 +39,13 @@ class AcpBaseModel(BaseModel):
 
     #: attributes sent even when not set: a variant's tag, which it fills itself
     __acp_tags__: ClassVar[tuple[str, ...]] = ()
-    #: the sibling ``anyOf``/``oneOf`` unions the object must satisfy (``_Group``)
-    __acp_alternatives__: ClassVar[tuple[Any, ...]] = ()
+    if TYPE_CHECKING:
+        #: the sibling ``anyOf``/``oneOf`` unions the object must satisfy (``_Group``);
+        #: declared for type checkers only: a runtime annotation here would be read
+        #: again by pydantic for every subclass
+        __acp_alternatives__: ClassVar[tuple[Any, ...]]
+    else:
+        __acp_alternatives__ = ()
 
     def __init__(self, /, **data: Any) -> None:
         """Build a message: members by attribute or wire name. An unknown keyword is an
@@ -105,15 +110,15 @@ class _OnErrorDefault:
     ) -> CoreSchema:
         schema = handler(source)
         if self.required:
-            default, factory = self.default, self.factory
+            # pydantic-core's own default-on-error, with no Python on the path; the
+            # chain's second step hides the default from the field, so that absence
+            # stays an error (a field whose schema is a default is optional)
+            return core_schema.chain_schema(
+                [self._lenient(schema), core_schema.any_schema()]
+            )
+        return self._lenient(schema)
 
-            def lenient(value: Any, inner: Callable[[Any], Any]) -> Any:
-                try:
-                    return inner(value)
-                except PydanticValidationError:
-                    return factory() if factory is not None else default
-
-            return core_schema.no_info_wrap_validator_function(lenient, schema)
+    def _lenient(self, schema: CoreSchema) -> CoreSchema:
         if self.factory is not None:
             return core_schema.with_default_schema(
                 schema, default_factory=self.factory, on_error="default"
@@ -274,20 +279,20 @@ class _OrVariant:
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> CoreSchema:
-        variant = self.variant
-
-        def validate(value: Any, inner: Callable[[Any], Any]) -> Any:
-            try:
-                return inner(value)
-            except PydanticValidationError as exc:
-                if not isinstance(value, dict):
-                    raise
-                try:
-                    return _strict(variant).validate_python(value, strict=True)
-                except PydanticValidationError:
-                    raise exc from None
-
-        return core_schema.no_info_wrap_validator_function(validate, handler(source))
+        schema = handler(source)
+        catch = handler.generate_schema(self.variant)
+        if schema.get("type") != "tagged-union":
+            return core_schema.union_schema([schema, catch], mode="left_to_right")
+        # only a known tag can be read as the catch-all too (no tag, an unknown tag and
+        # a value that is no object already go to it): the tag's variant first, the
+        # catch-all after it, both in pydantic-core
+        choices = dict(schema["choices"])
+        for tag, choice in choices.items():
+            if tag not in ("<default>", "<fallback>"):
+                choices[tag] = core_schema.union_schema(
+                    [choice, catch], mode="left_to_right"
+                )
+        return {**schema, "choices": choices}
 
 
 class PydanticCodec(Codec):

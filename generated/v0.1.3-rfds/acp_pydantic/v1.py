@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 7e5d74527a67671578bbc6abbf794ef27eb1bc0d32472aa53768e043489cee27
+# input-hash: 097efdd6a0cc4865004018f96113d25313d4a3738e41d07b284512113139dba9
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class AgentCapabilities(AcpBaseModel):
 class AgentMessageChunkSessionUpdate(AcpBaseModel):
     """A chunk of the agent's response being streamed."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+    __acp_tags__ = ("session_update",)
 
     content: ContentBlock
     session_update: Literal["agent_message_chunk"] = Field(
@@ -88,7 +88,7 @@ class AgentMessageChunkSessionUpdate(AcpBaseModel):
 class AgentThoughtChunkSessionUpdate(AcpBaseModel):
     """A chunk of the agent's internal reasoning being streamed."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+    __acp_tags__ = ("session_update",)
 
     content: ContentBlock
     session_update: Literal["agent_thought_chunk"] = Field(
@@ -124,7 +124,7 @@ class AudioContentBlock(AcpBaseModel):
     Requires the `audio` prompt capability when included in prompts.
     """
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     annotations: Annotations | None = None
     data: str
@@ -183,7 +183,7 @@ class SessionConfigBoolean(AcpBaseModel):
 class BooleanSessionConfigOption(SessionConfigBoolean):
     """Boolean on/off toggle."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     id: SessionConfigId = Field(
         description="Unique identifier for this configuration option. Used when setting values."
@@ -205,7 +205,7 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
 class BooleanSetSessionConfigOptionRequest(AcpBaseModel):
     """A boolean value (`type: "boolean"`)."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     session_id: SessionId = Field(
         validation_alias="sessionId",
@@ -246,7 +246,7 @@ class CancelledRequestPermissionOutcome(AcpBaseModel):
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
     """
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("outcome",)
+    __acp_tags__ = ("outcome",)
 
     outcome: Literal["cancelled"] = "cancelled"
 
@@ -285,7 +285,7 @@ class ConfigOptionUpdate(AcpBaseModel):
 class ConfigOptionUpdateSessionUpdate(ConfigOptionUpdate):
     """Session configuration options have been updated."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+    __acp_tags__ = ("session_update",)
 
     session_update: Literal["config_option_update"] = Field(
         default="config_option_update",
@@ -297,7 +297,7 @@ class ConfigOptionUpdateSessionUpdate(ConfigOptionUpdate):
 class ContentToolCallContent(AcpBaseModel):
     """Standard content block (text, images, resources)."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     content: ContentBlock = Field(description="The actual content block.")
     type_: Literal["content"] = Field(
@@ -308,7 +308,7 @@ class ContentToolCallContent(AcpBaseModel):
 class DiffToolCallContent(AcpBaseModel):
     """File modification shown as a diff."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     new_text: str = Field(
         validation_alias="newText",
@@ -376,7 +376,7 @@ class ImageContentBlock(AcpBaseModel):
     Requires the `image` prompt capability when included in prompts.
     """
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     annotations: Annotations | None = None
     data: str
@@ -632,7 +632,7 @@ class PlanSessionUpdate(AcpBaseModel):
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)
     """
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+    __acp_tags__ = ("session_update",)
 
     entries: list[PlanEntry] = Field(
         description="The list of tasks to be accomplished.\n\nWhen updating a plan, the agent must send a complete list of all entries\nwith their current status. The client replaces the entire plan with each update."
@@ -770,7 +770,7 @@ class ResourceContentBlock(AcpBaseModel):
     Requires the `embeddedContext` prompt capability when included in prompts.
     """
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     annotations: Annotations | None = None
     resource: EmbeddedResourceResource
@@ -799,7 +799,7 @@ class ResourceLinkContentBlock(AcpBaseModel):
     All agents MUST support resource links in prompts.
     """
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     annotations: Annotations | None = None
     description: str | None = None
@@ -831,7 +831,7 @@ class SessionConfigSelect(AcpBaseModel):
 class SelectSessionConfigOption(SessionConfigSelect):
     """Single-value selector (dropdown)."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     id: SessionConfigId = Field(
         description="Unique identifier for this configuration option. Used when setting values."
@@ -853,7 +853,7 @@ class SelectSessionConfigOption(SessionConfigSelect):
 class SelectedRequestPermissionOutcome(AcpBaseModel):
     """The user selected one of the provided options."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("outcome",)
+    __acp_tags__ = ("outcome",)
 
     option_id: PermissionOptionId = Field(
         validation_alias="optionId",
@@ -908,7 +908,7 @@ class SetSessionConfigOptionResponse(AcpBaseModel):
 class TerminalToolCallContent(AcpBaseModel):
     """The ``terminal`` variant of :data:`ToolCallContent`."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     terminal_id: str = Field(
         validation_alias="terminalId", serialization_alias="terminalId"
@@ -931,7 +931,7 @@ class TextContentBlock(AcpBaseModel):
     All agents MUST support text content blocks in prompts.
     """
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     annotations: Annotations | None = None
     text: str
@@ -1013,7 +1013,7 @@ class ToolCallLocation(AcpBaseModel):
 class ToolCallSessionUpdate(AcpBaseModel):
     """Notification that a new tool call has been initiated."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+    __acp_tags__ = ("session_update",)
 
     content: Annotated[list[ToolCallContent] | None, _NON_NULL] = Field(
         default=None, description="Content produced by the tool call."
@@ -1100,7 +1100,7 @@ class ToolCallUpdate(AcpBaseModel):
 class ToolCallUpdateSessionUpdate(AcpBaseModel):
     """Update on the status or results of a tool call."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+    __acp_tags__ = ("session_update",)
 
     content: list[ToolCallContent] | None = Field(
         default=None, description="Replace the content collection."
@@ -1142,7 +1142,7 @@ class ToolCallUpdateSessionUpdate(AcpBaseModel):
 class UserMessageChunkSessionUpdate(AcpBaseModel):
     """A chunk of the user's message being streamed."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+    __acp_tags__ = ("session_update",)
 
     content: ContentBlock
     session_update: Literal["user_message_chunk"] = Field(
