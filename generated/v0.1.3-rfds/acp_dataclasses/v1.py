@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: fd0123b0d2c46adca82c207f5dea182e8bd131a74c8e303165f8b7054fb69031
+# input-hash: a0c6d3b82865a102aedf207f8bf53185508ea5d2bcc1af37f4ea8ed313e818b5
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from ._runtime import (
     _Map,
     _Nullable,
     _Obj,
+    _OneOf,
     _Scalar,
     _Tuple,
     acp_dataclass,
