@@ -225,15 +225,6 @@ def _route(
     return route
 
 
-def _unset_invalid(model: BaseModel, attrs: tuple[str, ...]) -> None:
-    """Optional members that cannot be ``null`` and held an invalid value (``None`` by
-    ``x-deserialize-default-on-error``) are left unset, so the model gives back a valid
-    message without them, as the SDK's serde does."""
-    for attr in attrs:
-        if getattr(model, attr) is None:
-            model.model_fields_set.discard(attr)
-
-
 def _check_alternatives(model: BaseModel) -> None:
     """The sibling unions of the model's class and of its bases
     (``__acp_alternatives__``) hold for its wire form, read after the schema's leniency
