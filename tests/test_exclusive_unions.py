@@ -238,3 +238,12 @@ def test_disjoint_unions_keep_the_fast_path(modules: dict[str, ModuleType]) -> N
     specs = modules["dataclasses"]._SPECS
     assert type(specs["Target"]).__name__ == "_AnyOf" and type(specs["Label"]).__name__ == "_AnyOf"
     assert type(specs["Source"]).__name__ == "_OneOf" and type(specs["Amount"]).__name__ == "_OneOf"
+
+
+def test_building_checks_the_union_too(modules: dict[str, ModuleType]) -> None:
+    """A member given as an instance is judged on its wire form, as a parsed one."""
+    p = modules["pydantic"]
+    local = p.SourceLocal(kind="local", path="p")
+    assert p.Job(source=local).model_dump(by_alias=True, exclude_unset=True) == {"source": {"kind": "local", "path": "p"}}
+    with pytest.raises(ValueError, match="exactly one of 'Local', 'Remote'"):
+        p.Job(source=p.SourceRemote(kind="remote", path="p", url="u"))

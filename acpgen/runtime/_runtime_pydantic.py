@@ -275,6 +275,8 @@ class _OneOf:
 
         def check(value: Any, inner: Callable[[Any], Any]) -> Any:
             result = inner(value)
+            if isinstance(value, BaseModel):  # built in Python: judged on the wire
+                value = value.model_dump(mode="json", by_alias=True, exclude_unset=True)
             problem = _one_of_problem(members, value, _conforms)
             if problem is not None:
                 raise ValueError(problem)

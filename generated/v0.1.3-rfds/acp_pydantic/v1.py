@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: e6b52bb741f49ccd398096f49c4b0f3507a675d6c9ac53e57c5b78266e6116a6
+# input-hash: 36c1d9ab1992981ee48375e9fd41959fa233fc7ebfb2ae659f7b8998d6201328
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations
