@@ -198,6 +198,7 @@ class _Builder(AliasBuilder):
             kind, expr = default
             marker = f"_OnErrorDefault({expr})" if kind == "default" else f"_OnErrorDefault(factory={expr})"
             ann = f"Annotated[{ann}, {marker}]"
+        ann = SHARED_ANNOTATIONS.get(ann, ann)
         unset = unset_on_error(f, self.defs, force_optional)
         on_null = null_default(f, self.defs, force_optional)
         if on_null is not None:
@@ -427,6 +428,13 @@ def enum_expr(d: ir.EnumDef) -> str:
     """``Literal[...]``, widened by ``| str`` (or ``| int``) when the enum is open."""
     lit = "Literal[" + ", ".join(py_literal(v.value) for v in d.values) + "]"
     return lit + (" | " + ("int" if d.base == "integer" else "str") if d.open else "")
+
+
+#: annotations the Pydantic runtime spells once (``_runtime.py``), by their spelling here
+SHARED_ANNOTATIONS = {
+    "Annotated[dict[str, Any] | None, _OnErrorDefault(None)]": "_LenientObject",
+    "Annotated[str | None, _OnErrorDefault(None)]": "_LenientStr",
+}
 
 
 def union_expr(types: TypeWriter, d: ir.UnionDef) -> tuple[str, set[str]]:

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 36c1d9ab1992981ee48375e9fd41959fa233fc7ebfb2ae659f7b8998d6201328
+# input-hash: f7af381717b245c8fef02cc757600517f1d6126d104199cf559da0f8b6b66c36
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from ._runtime import (
     _NON_NULL,
     _SKIP_INVALID,
     AcpBaseModel,
+    _LenientObject,
+    _LenientStr,
     PydanticCodec,
     _HasTag,
     _OnErrorDefault,
