@@ -118,6 +118,8 @@ PAIRS = [
     # no `type`: a schema of properties accepts any non-object too
     ({"properties": {"k": {"const": "a"}}, "required": ["k"]}, {"properties": {"k": {"const": "b"}}, "required": ["k"]}, True),
     (True, {"type": "string"}, True),
+    (True, {**OBJ, "required": ["x"]}, True),
+    ({}, {**OBJ, "properties": {"x": {"const": 1}}, "required": ["x"]}, True),
     (False, {"type": "string"}, False),
 ]
 

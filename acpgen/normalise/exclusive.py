@@ -137,7 +137,9 @@ def values(schema: Any, resolve: Resolve, depth: int = 0) -> tuple[Any, ...] | N
     return None
 
 
-def _objects_overlap(a: dict[str, Any], b: dict[str, Any], resolve: Resolve, depth: int) -> bool:
+def _objects_overlap(a: Any, b: Any, resolve: Resolve, depth: int) -> bool:
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return True  # `true` (anything) beside an object schema
     for one, other in ((a, b), (b, a)):
         required = one.get("required")
         if not isinstance(required, list):
