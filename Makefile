@@ -27,7 +27,8 @@ test: install ## run the whole test suite
 
 fuzz: install ## long property and loader-fuzzing run (Hypothesis profile `fuzz`)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q tests/test_properties.py tests/test_fuzz.py \
-		tests/test_referee_corpus.py tests/render/test_sibling_unions.py tests/render/test_lenient_required.py tests/render/test_enum_tagged.py
+		tests/test_referee_corpus.py tests/render/test_sibling_unions.py tests/render/test_lenient_required.py tests/render/test_enum_tagged.py \
+		tests/render/test_exclusive_unions.py
 
 bench: install ## benchmark against datamodel-code-generator and acp.schema -> bench/results.json
 	$(BIN)/python bench/run.py

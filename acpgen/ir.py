@@ -320,6 +320,12 @@ class UnionMember:
     description: str | None = None
 
 
+#: how an untagged ``oneOf`` holds to "exactly one member": ``"disjoint"`` when no value
+#: can match two members (proved from the schema at generation time), ``"checked"``
+#: when one may, so the bindings count the members a value matches
+Exclusive = Literal["disjoint", "checked"]
+
+
 @dataclass(frozen=True, slots=True)
 class UnionDef:
     """An untagged union: a value is whichever member's shape it has."""
@@ -330,6 +336,11 @@ class UnionDef:
     description: str | None = None
     title: str | None = None
     docs_ignore: bool = False
+    #: ``None`` for an ``anyOf`` (at least one member); for a ``oneOf`` (exactly one),
+    #: whether its members are ``"disjoint"`` (the union as it is) or can overlap and the
+    #: bindings check that a value matches only one (``"checked"``);
+    #: see ``acpgen/normalise/exclusive.py``
+    exclusive: Exclusive | None = None
 
 
 @dataclass(frozen=True, slots=True)

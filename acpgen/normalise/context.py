@@ -81,6 +81,14 @@ class Context:
             self.consumed.add((pointer[: -len("/$ref")], "$ref"))
         return self.resolver.resolve(ref, pointer)
 
+    def local_def(self, ref: str) -> Any:
+        """The schema of ``$ref`` when it names a def of this file, else ``None``."""
+        prefix = f"#/{self.container}/"
+        if not ref.startswith(prefix):
+            return None
+        name = ref[len(prefix) :].replace("~1", "/").replace("~0", "~")
+        return self.defs.get(name)
+
     def def_pointer(self, name: str) -> str:
         return pointer_join("/" + self.container, name)
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from acpgen import ir
 from acpgen.normalise.context import ANNOTATIONS, SCALAR_TYPES, Context, check_schema
+from acpgen.normalise.exclusive import exclusivity
 
 #: the keywords read into ``ir.Constraints``
 CONSTRAINTS = (
@@ -205,6 +206,10 @@ def _union_type(
     if not non_null:
         return ir.NullT()
     simple = all(_is_simple(m) for _, m in non_null)
+    if simple and key == "oneOf" and exclusivity([m for _, m in non_null], ctx.local_def) == "checked":
+        # members that can overlap: a union def of its own, whose binding checks that a
+        # value matches only one of them (``ir.UnionDef.exclusive``)
+        simple = False
     if simple:
         types = tuple(type_expr(ctx, m, f"{pointer}/{key}/{i}", hint) for i, m in non_null)
         if all(isinstance(t, ir.Lit) for t in types):

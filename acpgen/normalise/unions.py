@@ -15,6 +15,7 @@ from typing import Any
 from acpgen import ir
 from acpgen.normalise.context import Context
 from acpgen.normalise.defs import UnionNode, _text, base_def, build_fields, build_mixins, union_keyword
+from acpgen.normalise.exclusive import exclusivity
 from acpgen.normalise.nots import excluded_values, tag_exclusions
 from acpgen.normalise.types import is_any, single_ref, type_expr
 from acpgen.source import pointer_join
@@ -203,6 +204,7 @@ def build_untagged(ctx: Context, node: UnionNode) -> ir.UnionDef:
         description=_text(schema, "description"),
         title=_text(schema, "title"),
         docs_ignore=schema.get("x-docs-ignore") is True,
+        exclusive=exclusivity([m for _, m in indexed], ctx.local_def) if kw == "oneOf" else None,
     )
 
 

@@ -25,6 +25,7 @@ from acpgen.render.pytypes import (
 from acpgen.render.alternatives import alternatives_source, merged_members
 from acpgen.render.pyviews import (
     AliasView,
+    member_label,
     RpcView,
     rpc_view,
     ordered_aliases,
@@ -343,7 +344,13 @@ class _Builder:
         elif isinstance(d, ir.UnionDef):
             parts = list(dict.fromkeys(self.types.expr(m.type) for m in d.members))
             expr = "Any" if "Any" in parts else " | ".join(parts)
-            spec = "_AnyOf(" + py_tuple(spec_expr(m.type, self.names) for m in d.members) + ")"
+            specs = py_tuple(spec_expr(m.type, self.names) for m in d.members)
+            if d.exclusive == "checked":
+                # members that can overlap: a value valid as several is rejected
+                labels = py_tuple(py_literal(member_label(m, self.types.expr)) for m in d.members)
+                spec = f"_OneOf({specs}, {labels})"
+            else:
+                spec = f"_AnyOf({specs})"
             deps = set().union(*(refs_of(m.type) for m in d.members)) if d.members else set()
             self.add_alias(d.key, expr, spec, d.description, deps)
         else:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, TypeVar
+from typing import Callable, Iterable, TypeVar
 
 from acpgen import ir
 from acpgen.layout import LINE_LENGTH
@@ -206,6 +206,7 @@ class _Builder(AliasBuilder):
             kind, expr = default
             marker = f"_OnErrorDefault({expr})" if kind == "default" else f"_OnErrorDefault(factory={expr})"
             ann = f"Annotated[{ann}, {marker}]"
+        ann = SHARED_ANNOTATIONS.get(ann, ann)
         unset = unset_on_error(f, self.defs, force_optional)
         on_null = null_default(f, self.defs, force_optional)
         if on_null is not None:
@@ -437,11 +438,41 @@ def enum_expr(d: ir.EnumDef) -> str:
     return lit + (" | " + ("int" if d.base == "integer" else "str") if d.open else "")
 
 
+#: annotations the Pydantic runtime spells once (``_runtime.py``), by their spelling here
+SHARED_ANNOTATIONS = {
+    "Annotated[dict[str, Any] | None, _OnErrorDefault(None)]": "_LenientObject",
+    "Annotated[str | None, _OnErrorDefault(None)]": "_LenientStr",
+}
+
+
 def union_expr(types: TypeWriter, d: ir.UnionDef) -> tuple[str, set[str]]:
-    """An untagged union's members joined by ``|`` (``Any`` absorbs all), and its refs."""
+    """An untagged union's members joined by ``|`` (``Any`` absorbs all), and its refs; a
+    ``oneOf`` whose members can overlap (``exclusive == "checked"``) is wrapped in
+    ``Annotated[..., _OneOf((label, member), ...)]``, which rejects a value valid as
+    more than one member."""
     parts = list(dict.fromkeys(types.expr(m.type) for m in d.members))
     deps = set().union(*(refs_of(m.type) for m in d.members)) if d.members else set()
-    return ("Any" if "Any" in parts else " | ".join(parts)), deps
+    expr = "Any" if "Any" in parts else " | ".join(parts)
+    if d.exclusive == "checked":
+        members = ", ".join(f"({py_literal(label)}, {t})" for label, t in member_labels(types, d))
+        expr = f"Annotated[{expr}, _OneOf({members})]"
+    return expr, deps
+
+
+def member_labels(types: TypeWriter, d: ir.UnionDef) -> list[tuple[str, str]]:
+    """``(label, type expression)`` per member of untagged union ``d``."""
+    return [(member_label(m, types.expr), types.expr(m.type)) for m in d.members]
+
+
+def member_label(m: ir.UnionMember, spell: Callable[[ir.TypeExpr], str]) -> str:
+    """A union member's name in messages: its title, else the JSON type of a scalar
+    (``integer``), else its type as the binding spells it."""
+    if m.title:
+        return m.title
+    t = m.type.inner if isinstance(m.type, ir.Nullable) else m.type
+    if isinstance(t, ir.Prim):
+        return t.kind
+    return spell(m.type)
 
 
 def method_views(protocol: ir.Protocol, names: Names) -> tuple[MethodView, ...]:

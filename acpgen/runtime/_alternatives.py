@@ -87,6 +87,19 @@ def _alternatives_problem(
     return None
 
 
+def _one_of_problem(
+    members: tuple[tuple[str, Any], ...], value: Any, check: Callable[[Any, Any], bool]
+) -> str | None:
+    """An untagged ``oneOf`` whose members can accept the same value (``exclusive:
+    "checked"``): what is wrong when wire ``value`` is valid as more than one of
+    ``members`` (``(label, type)`` pairs), else ``None``."""
+    held = [label for label, tp in members if check(tp, value)]
+    if len(held) > 1:
+        labels = ", ".join(repr(label) for label in held)
+        return f"expected exactly one of {labels} (oneOf), found several"
+    return None
+
+
 def _json_in(value: Any, values: tuple[Any, ...]) -> bool:
     """JSON equality: ``1`` is not ``true``, ``1`` is ``1.0``."""
     return any(

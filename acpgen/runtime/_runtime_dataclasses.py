@@ -379,6 +379,35 @@ class _AnyOf(_Spec):
         raise best
 
 
+class _OneOf(_AnyOf):
+    """An untagged ``oneOf`` whose members can accept the same value (``exclusive:
+    "checked"`` in the IR): the value must be valid as exactly one member (a
+    ``oneOf`` proved disjoint when the module was generated is an ``_AnyOf``)."""
+
+    __slots__ = ("labels",)
+
+    def __init__(self, members: tuple[_Spec, ...], labels: tuple[str, ...]) -> None:
+        super().__init__(members)
+        self.labels = labels
+
+    def decode(self, value: Any) -> Any:
+        errors = []
+        held: list[tuple[str, Any]] = []
+        for label, member in zip(self.labels, self.members):
+            try:
+                held.append((label, member.decode(value)))
+            except ValidationError as exc:
+                errors.append(exc)
+        if len(held) > 1:
+            labels = ", ".join(repr(label) for label, _ in held)
+            raise ValidationError(
+                f"expected exactly one of {labels} (oneOf), found several"
+            )
+        if held:
+            return held[0][1]
+        raise max(errors, key=lambda e: len(e.path))
+
+
 class _F:
     """One member of an object: attribute, wire key, spec, and what absence/error means."""
 

@@ -4,7 +4,7 @@ JSON-RPC codec. Imported relatively by the modules beside it."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Final
+from typing import TYPE_CHECKING, Annotated, Any, Callable, ClassVar, Final, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
@@ -15,6 +15,7 @@ from ._alternatives import (
     _alternatives_problem as _alternatives_problem,
     _Branch as _Branch,
     _Group as _Group,
+    _one_of_problem,
 )
 
 
@@ -39,8 +40,13 @@ class AcpBaseModel(BaseModel):
 
     #: attributes sent even when not set: a variant's tag, which it fills itself
     __acp_tags__: ClassVar[tuple[str, ...]] = ()
-    #: the sibling ``anyOf``/``oneOf`` unions the object must satisfy (``_Group``)
-    __acp_alternatives__: ClassVar[tuple[Any, ...]] = ()
+    if TYPE_CHECKING:
+        #: the sibling ``anyOf``/``oneOf`` unions the object must satisfy (``_Group``);
+        #: declared for type checkers only: a runtime annotation here would be read
+        #: again by pydantic for every subclass
+        __acp_alternatives__: ClassVar[tuple[Any, ...]]
+    else:
+        __acp_alternatives__ = ()
 
     def __init__(self, /, **data: Any) -> None:
         """Build a message: members by attribute or wire name. An unknown keyword is an
@@ -105,15 +111,15 @@ class _OnErrorDefault:
     ) -> CoreSchema:
         schema = handler(source)
         if self.required:
-            default, factory = self.default, self.factory
+            # pydantic-core's own default-on-error, with no Python on the path; the
+            # chain's second step hides the default from the field, so that absence
+            # stays an error (a field whose schema is a default is optional)
+            return core_schema.chain_schema(
+                [self._lenient(schema), core_schema.any_schema()]
+            )
+        return self._lenient(schema)
 
-            def lenient(value: Any, inner: Callable[[Any], Any]) -> Any:
-                try:
-                    return inner(value)
-                except PydanticValidationError:
-                    return factory() if factory is not None else default
-
-            return core_schema.no_info_wrap_validator_function(lenient, schema)
+    def _lenient(self, schema: CoreSchema) -> CoreSchema:
         if self.factory is not None:
             return core_schema.with_default_schema(
                 schema, default_factory=self.factory, on_error="default"
@@ -121,6 +127,14 @@ class _OnErrorDefault:
         return core_schema.with_default_schema(
             schema, default=self.default, on_error="default"
         )
+
+
+#: the leniency annotations most members carry (upstream's ``_meta``: 102 of the 375
+#: members of v1), spelled once: pydantic, which evaluates every annotation of every
+#: model (and of its bases) on import, then reads one name (see ``SHARED_ANNOTATIONS``
+#: in ``acpgen/render/pyviews.py``)
+_LenientObject: TypeAlias = Annotated[dict[str, Any] | None, _OnErrorDefault(None)]
+_LenientStr: TypeAlias = Annotated[str | None, _OnErrorDefault(None)]
 
 
 class _OnNull:
@@ -219,15 +233,6 @@ def _route(
     return route
 
 
-def _unset_invalid(model: BaseModel, attrs: tuple[str, ...]) -> None:
-    """Optional members that cannot be ``null`` and held an invalid value (``None`` by
-    ``x-deserialize-default-on-error``) are left unset, so the model gives back a valid
-    message without them, as the SDK's serde does."""
-    for attr in attrs:
-        if getattr(model, attr) is None:
-            model.model_fields_set.discard(attr)
-
-
 def _check_alternatives(model: BaseModel) -> None:
     """The sibling unions of the model's class and of its bases
     (``__acp_alternatives__``) hold for its wire form, read after the schema's leniency
@@ -261,6 +266,33 @@ def _conforms(tp: Any, value: Any) -> bool:
     return True
 
 
+class _OneOf:
+    """An untagged ``oneOf`` whose members can accept the same value (``exclusive:
+    "checked"`` in the IR): a value the union accepts must be valid as exactly one
+    member. A ``oneOf`` proved disjoint when the module was generated has no marker."""
+
+    __slots__ = ("members",)
+
+    def __init__(self, *members: tuple[str, Any]) -> None:
+        self.members = members
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        members = self.members
+
+        def check(value: Any, inner: Callable[[Any], Any]) -> Any:
+            result = inner(value)
+            if isinstance(value, BaseModel):  # built in Python: judged on the wire
+                value = value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            problem = _one_of_problem(members, value, _conforms)
+            if problem is not None:
+                raise ValueError(problem)
+            return result
+
+        return core_schema.no_info_wrap_validator_function(check, handler(source))
+
+
 class _OrVariant:
     """A tagged union whose untagged default (or open fallback) variant does not rule
     out the known tags: a value that its tag's variant rejects is still valid as that
@@ -274,20 +306,20 @@ class _OrVariant:
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> CoreSchema:
-        variant = self.variant
-
-        def validate(value: Any, inner: Callable[[Any], Any]) -> Any:
-            try:
-                return inner(value)
-            except PydanticValidationError as exc:
-                if not isinstance(value, dict):
-                    raise
-                try:
-                    return _strict(variant).validate_python(value, strict=True)
-                except PydanticValidationError:
-                    raise exc from None
-
-        return core_schema.no_info_wrap_validator_function(validate, handler(source))
+        schema = handler(source)
+        catch = handler.generate_schema(self.variant)
+        if schema.get("type") != "tagged-union":
+            return core_schema.union_schema([schema, catch], mode="left_to_right")
+        # only a known tag can be read as the catch-all too (no tag, an unknown tag and
+        # a value that is no object already go to it): the tag's variant first, the
+        # catch-all after it, both in pydantic-core
+        choices = dict(schema["choices"])
+        for tag, choice in choices.items():
+            if tag not in ("<default>", "<fallback>"):
+                choices[tag] = core_schema.union_schema(
+                    [choice, catch], mode="left_to_right"
+                )
+        return {**schema, "choices": choices}
 
 
 class PydanticCodec(Codec):

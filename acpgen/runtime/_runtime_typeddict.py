@@ -13,6 +13,7 @@ from ._alternatives import (
     _alternatives_problem as _alternatives_problem,
     _Branch as _Branch,
     _Group as _Group,
+    _one_of_problem,
 )
 
 _CONFIG: Final[dict[str, Any]] = {"extra": "allow", "strict": True}
@@ -181,6 +182,31 @@ class _Route:
                     raise exc from None
 
         return core_schema.no_info_wrap_validator_function(validate, union)
+
+
+class _OneOf:
+    """An untagged ``oneOf`` whose members can accept the same value (``exclusive:
+    "checked"`` in the IR): a value the union accepts must be valid as exactly one
+    member. A ``oneOf`` proved disjoint when the module was generated has no marker."""
+
+    __slots__ = ("members",)
+
+    def __init__(self, *members: tuple[str, Any]) -> None:
+        self.members = members
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        members = self.members
+
+        def check(value: Any, inner: Callable[[Any], Any]) -> Any:
+            result = inner(value)
+            problem = _one_of_problem(members, value, _conforms)
+            if problem is not None:
+                raise ValueError(problem)
+            return result
+
+        return core_schema.no_info_wrap_validator_function(check, handler(source))
 
 
 def _require_alternatives(groups: tuple[_Group, ...]) -> Any:

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 2b5aebde793b347007c59a7695bae55b4ee572948c5288ed522a8fa83df2960c
+# input-hash: 7917eef59309baaf10c3e08e5d5422cac48acc497a1a3312d66d747d5d43f1a5
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations
@@ -29,16 +29,18 @@ from ._runtime import (
     _NON_NULL,
     _SKIP_INVALID,
     AcpBaseModel,
+    _LenientObject,
+    _LenientStr,
     PydanticCodec,
     _HasTag,
     _OnErrorDefault,
     _OnNull,
+    _OneOf,
     _OrVariant,
     _Branch,
     _check_alternatives,
     _Group,
     _route,
-    _unset_invalid,
 )
 
 _CODEC: Final = PydanticCodec()
@@ -75,7 +77,7 @@ class AgentCapabilities(AcpBaseModel):
 class AgentMessageChunkSessionUpdate(AcpBaseModel):
     """A chunk of the agent's response being streamed."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+    __acp_tags__ = ("session_update",)
 
     content: ContentBlock
     session_update: Literal["agent_message_chunk"] = Field(
@@ -88,7 +90,7 @@ class AgentMessageChunkSessionUpdate(AcpBaseModel):
 class AgentThoughtChunkSessionUpdate(AcpBaseModel):
     """A chunk of the agent's internal reasoning being streamed."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+    __acp_tags__ = ("session_update",)
 
     content: ContentBlock
     session_update: Literal["agent_thought_chunk"] = Field(
@@ -124,7 +126,7 @@ class AudioContentBlock(AcpBaseModel):
     Requires the `audio` prompt capability when included in prompts.
     """
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     annotations: Annotations | None = None
     data: str
@@ -183,7 +185,7 @@ class SessionConfigBoolean(AcpBaseModel):
 class BooleanSessionConfigOption(SessionConfigBoolean):
     """Boolean on/off toggle."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     id: SessionConfigId = Field(
         description="Unique identifier for this configuration option. Used when setting values."
@@ -205,7 +207,7 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
 class BooleanSetSessionConfigOptionRequest(AcpBaseModel):
     """A boolean value (`type: "boolean"`)."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     session_id: SessionId = Field(
         validation_alias="sessionId",
@@ -246,7 +248,7 @@ class CancelledRequestPermissionOutcome(AcpBaseModel):
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)
     """
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("outcome",)
+    __acp_tags__ = ("outcome",)
 
     outcome: Literal["cancelled"] = "cancelled"
 
@@ -285,7 +287,7 @@ class ConfigOptionUpdate(AcpBaseModel):
 class ConfigOptionUpdateSessionUpdate(ConfigOptionUpdate):
     """Session configuration options have been updated."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+    __acp_tags__ = ("session_update",)
 
     session_update: Literal["config_option_update"] = Field(
         default="config_option_update",
@@ -297,7 +299,7 @@ class ConfigOptionUpdateSessionUpdate(ConfigOptionUpdate):
 class ContentToolCallContent(AcpBaseModel):
     """Standard content block (text, images, resources)."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     content: ContentBlock = Field(description="The actual content block.")
     type_: Literal["content"] = Field(
@@ -308,7 +310,7 @@ class ContentToolCallContent(AcpBaseModel):
 class DiffToolCallContent(AcpBaseModel):
     """File modification shown as a diff."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     new_text: str = Field(
         validation_alias="newText",
@@ -376,7 +378,7 @@ class ImageContentBlock(AcpBaseModel):
     Requires the `image` prompt capability when included in prompts.
     """
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     annotations: Annotations | None = None
     data: str
@@ -632,7 +634,7 @@ class PlanSessionUpdate(AcpBaseModel):
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)
     """
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+    __acp_tags__ = ("session_update",)
 
     entries: list[PlanEntry] = Field(
         description="The list of tasks to be accomplished.\n\nWhen updating a plan, the agent must send a complete list of all entries\nwith their current status. The client replaces the entire plan with each update."
@@ -770,7 +772,7 @@ class ResourceContentBlock(AcpBaseModel):
     Requires the `embeddedContext` prompt capability when included in prompts.
     """
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     annotations: Annotations | None = None
     resource: EmbeddedResourceResource
@@ -799,7 +801,7 @@ class ResourceLinkContentBlock(AcpBaseModel):
     All agents MUST support resource links in prompts.
     """
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     annotations: Annotations | None = None
     description: str | None = None
@@ -831,7 +833,7 @@ class SessionConfigSelect(AcpBaseModel):
 class SelectSessionConfigOption(SessionConfigSelect):
     """Single-value selector (dropdown)."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     id: SessionConfigId = Field(
         description="Unique identifier for this configuration option. Used when setting values."
@@ -853,7 +855,7 @@ class SelectSessionConfigOption(SessionConfigSelect):
 class SelectedRequestPermissionOutcome(AcpBaseModel):
     """The user selected one of the provided options."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("outcome",)
+    __acp_tags__ = ("outcome",)
 
     option_id: PermissionOptionId = Field(
         validation_alias="optionId",
@@ -908,7 +910,7 @@ class SetSessionConfigOptionResponse(AcpBaseModel):
 class TerminalToolCallContent(AcpBaseModel):
     """The ``terminal`` variant of :data:`ToolCallContent`."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     terminal_id: str = Field(
         validation_alias="terminalId", serialization_alias="terminalId"
@@ -931,7 +933,7 @@ class TextContentBlock(AcpBaseModel):
     All agents MUST support text content blocks in prompts.
     """
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("type_",)
+    __acp_tags__ = ("type_",)
 
     annotations: Annotations | None = None
     text: str
@@ -1013,7 +1015,7 @@ class ToolCallLocation(AcpBaseModel):
 class ToolCallSessionUpdate(AcpBaseModel):
     """Notification that a new tool call has been initiated."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+    __acp_tags__ = ("session_update",)
 
     content: Annotated[list[ToolCallContent] | None, _NON_NULL] = Field(
         default=None, description="Content produced by the tool call."
@@ -1100,7 +1102,7 @@ class ToolCallUpdate(AcpBaseModel):
 class ToolCallUpdateSessionUpdate(AcpBaseModel):
     """Update on the status or results of a tool call."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+    __acp_tags__ = ("session_update",)
 
     content: list[ToolCallContent] | None = Field(
         default=None, description="Replace the content collection."
@@ -1142,7 +1144,7 @@ class ToolCallUpdateSessionUpdate(AcpBaseModel):
 class UserMessageChunkSessionUpdate(AcpBaseModel):
     """A chunk of the user's message being streamed."""
 
-    __acp_tags__: ClassVar[tuple[str, ...]] = ("session_update",)
+    __acp_tags__ = ("session_update",)
 
     content: ContentBlock
     session_update: Literal["user_message_chunk"] = Field(

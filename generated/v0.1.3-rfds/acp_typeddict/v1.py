@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 9a713f7c5e5691e7d792907ee08e6a97335d98a400618bbe7d1cffa91a0feb95
+# input-hash: e06c07325d2abba18b75ac6b59d3079f19857314f22d943c75f021cebed0f2ec
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias, cast
@@ -19,6 +19,7 @@ from ._runtime import (
     _Constraints,
     _OnErrorDefault,
     _OnNull,
+    _OneOf,
     _by_method,
     _Branch,
     _Group,
