@@ -28,9 +28,9 @@ from hypothesis import strategies as st
 from acpgen import api, ir
 from acpgen.normalise.exclusive import exclusivity, may_overlap
 
-from .conftest import SCHEMAS, fixture_modules, parse_as
-from .referee import Referee
-from .strategies import instances, mutated
+from ..conftest import SCHEMAS, fixture_modules, parse_as
+from ..referee import Referee
+from ..strategies import instances, mutated
 
 FIXTURE = SCHEMAS / "exclusive_unions.json"
 STYLES = ("pydantic", "dataclasses", "typeddict")
