@@ -42,7 +42,7 @@ def test_the_suite_collects_without_the_corpus_and_says_why_it_skips(tmp_path: P
     assert skipped, "no test skipped for the missing corpus: is the locator still reading ../shared?"
     assert all(absent in why for why in skipped.values()), "a skip reason names another directory than ACPGEN_SHARED"
     # the corpus test files are all there, each test skipped for the corpus
-    for name in ("test_corpus.py", "test_diff_corpus.py", "test_styles_corpus.py", "test_overlay_corpus.py"):
+    for name in ("test_corpus.py", "diff/test_diff_corpus.py", "test_styles_corpus.py", "overlay/test_overlay_corpus.py"):
         of_file = {n: why for n, why in census.items() if n.startswith(f"tests/{name}::")}
         assert of_file and all(why is not None and absent in why for why in of_file.values()), name
 
