@@ -43,14 +43,23 @@ class Built:
     names: Names
 
 
+#: unmarked IR by the content of its schema and meta files (``build_protocols(memo=...)``)
+Memo = dict[tuple[str, str | None, str], ir.Protocol]
+
+
 def _normalised(
-    schema: Path, naming: Config | None, overlays: tuple[Overlay, ...]
+    schema: Path, naming: Config | None, overlays: tuple[Overlay, ...], memo: Memo | None = None
 ) -> tuple[list[tuple[RawDocument, ir.Protocol]], Collector]:
     """load -> overlay -> IR passes for every schema file of ``schema`` (unstable items
-    not marked yet), and the problems met."""
+    not marked yet), and the problems met. ``memo`` (without overlays) reuses the IR of a
+    file whose schema and meta bytes were built before."""
     problems = Collector()
     out: list[tuple[RawDocument, ir.Protocol]] = []
     for raw in load_inputs(schema):
+        key = (raw.source.sha256, raw.meta.source.sha256 if raw.meta.source else None, naming.unimplemented if naming else "error")
+        if memo is not None and not overlays and key in memo:
+            out.append((raw, replace(memo[key], source=raw.source.path)))
+            continue
         reports: tuple[Report, ...] = ()
         if overlays:
             raw, reports = apply_overlays(raw, overlays, schema_name(raw))
@@ -62,6 +71,8 @@ def _normalised(
             unimplemented = naming.unimplemented if naming else "error"
             protocol = replace(build_protocol(raw, unimplemented), overlays=tuple(_applied(r) for r in reports))
             out.append((raw, protocol))
+            if memo is not None and not overlays:
+                memo[key] = protocol
         except AcpgenError as exc:
             problems.extend(exc)
     return out, problems
@@ -72,10 +83,15 @@ def _marked(protocols: list[ir.Protocol]) -> list[ir.Protocol]:
     return [mark_unstable(p, stable.get(p.tree)) for p in protocols]
 
 
-def build_protocols(schema: Path, naming: Config | None = None, overlays: tuple[Overlay, ...] = ()) -> list[ir.Protocol]:
+def build_protocols(
+    schema: Path, naming: Config | None = None, overlays: tuple[Overlay, ...] = (), memo: Memo | None = None
+) -> list[ir.Protocol]:
     """load -> overlay -> IR passes, without Python naming: what ``acpgen diff`` and the
-    docs' history read (a release's names are never rendered, so they are not decided)."""
-    normalised, problems = _normalised(schema, naming, overlays)
+    docs' history read (a release's names are never rendered, so they are not decided).
+    A history shares one ``memo`` across its releases: a file unchanged since an earlier
+    release is not built again (its nodes keep the earlier file's path in their origins,
+    which a history never shows)."""
+    normalised, problems = _normalised(schema, naming, overlays, memo)
     problems.raise_if_any()
     return _marked([p for _, p in normalised])
 

@@ -42,12 +42,14 @@ def file_name(p: ir.Protocol) -> str:
     return f"{p.tree}/schema{'.unstable' if p.stability == 'unstable' else ''}.json"
 
 
-def load_release(path: Path, overlays: tuple[Path, ...] = (), naming: object = None, name: str | None = None) -> Release:
+def load_release(
+    path: Path, overlays: tuple[Path, ...] = (), naming: object = None, name: str | None = None, memo: object = None
+) -> Release:
     from acpgen.api import build_protocols
     from acpgen.overlay import read_overlays
     from acpgen.source import display_path
 
-    protocols = build_protocols(path, naming, read_overlays(overlays))  # type: ignore[arg-type]
+    protocols = build_protocols(path, naming, read_overlays(overlays), memo)  # type: ignore[arg-type]
     return Release(
         name or display_path(path),
         {file_name(p): p for p in protocols},

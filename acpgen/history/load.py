@@ -75,9 +75,10 @@ def load_history(paths: list[Path], names: list[str] | None = None, stable_only:
     """Each release loaded once; each consecutive pair compared once."""
     problems = Collector()
     releases: list[Release] = []
+    memo: dict[object, object] = {}  # a file unchanged since an earlier release is built once
     for i, path in enumerate(paths):
         try:
-            releases.append(load_release(path, name=names[i] if names else None))
+            releases.append(load_release(path, name=names[i] if names else None, memo=memo))
         except AcpgenError as exc:
             problems.extend(exc)
     problems.raise_if_any()
