@@ -56,7 +56,9 @@ def _normalised(
     problems = Collector()
     out: list[tuple[RawDocument, ir.Protocol]] = []
     for raw in load_inputs(schema):
-        key = (raw.source.sha256, raw.meta.source.sha256 if raw.meta.source else None, naming.unimplemented if naming else "error")
+        meta = raw.meta.source.sha256 if raw.meta.source else None
+        # what the IR reads besides the bytes: the file's tree, stability and stated version
+        key = (raw.source.sha256, meta, f"{raw.tree}|{raw.stability}|{raw.located_version}|{naming.unimplemented if naming else 'error'}")
         if memo is not None and not overlays and key in memo:
             out.append((raw, replace(memo[key], source=raw.source.path)))
             continue
