@@ -4,7 +4,7 @@ them: the members a class declares for them, and the runtime table that checks t
 A class declares each member once: its own members keep their own type (a branch only
 narrows it), a member only branches declare is optional and has the union of the types
 they give it. Which branch holds is decided at run time by ``_Group``/``_Branch``
-(templates/python/_alternatives.py.jinja), from the table written here.
+(acpgen/runtime/_alternatives.py), from the table written here.
 """
 
 from __future__ import annotations

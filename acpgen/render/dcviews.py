@@ -1,7 +1,7 @@
 """View model for the dataclasses style: stdlib only at runtime, ``load``/``dump`` per module.
 
 Each class gets a spec (``_Obj``), each alias a spec too; the templates print them as
-Python expressions, and the inlined runtime (templates/python/dataclasses/runtime.py.jinja)
+Python expressions, and the runtime (acpgen/runtime/_runtime_dataclasses.py)
 interprets them. Semantics follow the Pydantic style member for member.
 """
 
