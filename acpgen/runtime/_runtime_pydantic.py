@@ -308,18 +308,29 @@ class _OrVariant:
     ) -> CoreSchema:
         schema = handler(source)
         catch = handler.generate_schema(self.variant)
-        if schema.get("type") != "tagged-union":
+        if schema["type"] != "tagged-union":
             return core_schema.union_schema([schema, catch], mode="left_to_right")
         # only a known tag can be read as the catch-all too (no tag, an unknown tag and
         # a value that is no object already go to it): the tag's variant first, the
         # catch-all after it, both in pydantic-core
-        choices = dict(schema["choices"])
+        choices: dict[Any, CoreSchema] = dict(schema["choices"])
         for tag, choice in choices.items():
             if tag not in ("<default>", "<fallback>"):
                 choices[tag] = core_schema.union_schema(
                     [choice, catch], mode="left_to_right"
                 )
-        return {**schema, "choices": choices}
+        return core_schema.tagged_union_schema(
+            choices,
+            schema["discriminator"],
+            custom_error_type=schema.get("custom_error_type"),
+            custom_error_message=schema.get("custom_error_message"),
+            custom_error_context=schema.get("custom_error_context"),
+            strict=schema.get("strict"),
+            from_attributes=schema.get("from_attributes"),
+            ref=schema.get("ref"),
+            metadata=schema.get("metadata"),
+            serialization=schema.get("serialization"),
+        )
 
 
 class PydanticCodec(Codec):

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 7917eef59309baaf10c3e08e5d5422cac48acc497a1a3312d66d747d5d43f1a5
+# input-hash: b04667f1fba0a055c7f792025bbc4d157507fbd975cb9bc85b18464c22081e66
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from __future__ import annotations
