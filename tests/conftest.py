@@ -21,6 +21,13 @@ SCHEMAS = FIXTURES / "schemas"
 _counter = itertools.count()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """``pytest --collect-only`` runs no test, so syrupy would count every snapshot unused
+    and fail the run: there, unused snapshots only warn (a test run still fails on one)."""
+    if config.getoption("collectonly", False):
+        config.option.warn_unused_snapshots = True
+
+
 def import_file(path: Path) -> ModuleType:
     """Import one generated module, with its package (whose runtime it imports
     relatively), under a unique package name each time (no sys.path games)."""

@@ -19,7 +19,7 @@ def _collect_without_shared(tmp_path: Path) -> tuple[subprocess.CompletedProcess
     census = tmp_path / "census.json"
     env = {**os.environ, "ACPGEN_SHARED": str(tmp_path / "no-shared"), "ACPGEN_SKIP_CENSUS": str(census)}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "tests.skip_census", "-p", "no:cacheprovider", "--snapshot-warn-unused"],
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "tests.skip_census", "-p", "no:cacheprovider"],
         cwd=corpus.ROOT,
         env=env,
         capture_output=True,
