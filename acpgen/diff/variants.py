@@ -12,6 +12,10 @@ from acpgen.diff.members import Members
 from acpgen.diff.types import relate, spell
 
 
+def _keyword(d: ir.UnionDef) -> str:
+    return "anyOf" if d.exclusive is None else "oneOf"
+
+
 class Variants(Members):
     def enum(self, o: ir.EnumDef, n: ir.EnumDef, key: str, sent: frozenset[str]) -> None:
         if o.base != n.base:
@@ -43,6 +47,16 @@ class Variants(Members):
     def union(self, o: ir.UnionDef, n: ir.UnionDef, key: str, sent: frozenset[str]) -> None:
         om = {self.co.canon(m.type): m for m in o.members}
         nm = {self.cn.canon(m.type): m for m in n.members}
+        if set(om) == set(nm) and (o.exclusive == "checked") != (n.exclusive == "checked"):
+            # the same members, now held to "exactly one" or no longer: only a value that
+            # two members accept changes sides (with other members, their records say it)
+            rule = "type-narrowed" if n.exclusive == "checked" else "type-widened"
+            what = (
+                "now rejects a value that two of its members accept (`oneOf`)"
+                if rule == "type-narrowed"
+                else "now accepts a value that two of its members accept (`anyOf`)"
+            )
+            self.emit(rule, key, f"{key} {what}", self.breaks(rule, sent), old=_keyword(o), new=_keyword(n))
         for c in sorted(set(om) - set(nm), key=spell):
             label = om[c].title or spell(c)
             gone = self.breaks("variant-removed", sent)

@@ -112,7 +112,9 @@ class DocType:
     values: tuple[str, ...] = ()
     constraints: tuple[tuple[str, str], ...] = ()
     unstable: bool = False
-    open_note: str = ""
+    #: a note on the whole type: an open union or enumeration, or a ``oneOf`` whose
+    #: members can overlap (a value must match exactly one of them)
+    note: str = ""
     #: set when a one-variant union is shown as one object
     variant_note: str = ""
     rfds: tuple[str, ...] = ()
@@ -288,7 +290,7 @@ class _Builder:
             return DocType(name, anchor, "Object", description, fields=fields, unstable=unstable, variant_note=note.strip(), groups=groups)
         if isinstance(d, ir.UnionDef):
             variants = tuple(self.member(name, m) for m in d.members)
-            return DocType(name, anchor, "Union", description, variants=variants, unstable=unstable)
+            return DocType(name, anchor, "Union", description, variants=variants, unstable=unstable, note=exactly_one_note(d))
         return self.alias(d, description, unstable)
 
     def tagged(self, d: ir.TaggedUnionDef, description: str, unstable: bool) -> DocType:
@@ -321,11 +323,11 @@ class _Builder:
                     self.marks.get(variant_key(name, v.tag_value), ()) if v.kind == "tagged" else (),
                 )
             )
-        open_note = ""
+        note = ""
         if d.open:
-            open_note = f"**Open union:** a message may carry a `{d.tag}` not listed here; it is kept, not rejected. {EXTENSION_RULE}"
+            note = f"**Open union:** a message may carry a `{d.tag}` not listed here; it is kept, not rejected. {EXTENSION_RULE}"
         return DocType(
-            name, anchor, "Union", description, shared=self.fields(name, d.shared_fields), variants=tuple(variants), unstable=unstable, open_note=open_note
+            name, anchor, "Union", description, shared=self.fields(name, d.shared_fields), variants=tuple(variants), unstable=unstable, note=note
         )
 
     def alternatives_note(self, mixins: tuple[ir.Mixin, ...]) -> str:
@@ -342,10 +344,10 @@ class _Builder:
 
     def enum(self, d: ir.EnumDef, description: str, unstable: bool) -> DocType:
         name, anchor = d.key, anchor_of(d.key)
-        open_note = f"**Open enumeration:** values not listed here are accepted and kept. {EXTENSION_RULE}" if d.open else ""
+        note = f"**Open enumeration:** values not listed here are accepted and kept. {EXTENSION_RULE}" if d.open else ""
         if d.encoding == "enum" and not any(v.description for v in d.values):
             values = tuple(json.dumps(v.value) for v in d.values)
-            return DocType(name, anchor, "Enumeration", description, values=values, unstable=unstable, open_note=open_note)
+            return DocType(name, anchor, "Enumeration", description, values=values, unstable=unstable, note=note)
         attr = (Seg(d.format or d.base),)
         variants = [
             DocVariant(
@@ -360,7 +362,7 @@ class _Builder:
         if d.open:
             text = _para(clean_description(d.fallback_description), f"Any other {d.base} value is accepted and kept.")
             variants.append(DocVariant(d.fallback_title or d.base, attr, text, open=True, rfds=rfds_of(d.origin)))
-        return DocType(name, anchor, "Union", description, variants=tuple(variants), unstable=unstable, open_note=open_note)
+        return DocType(name, anchor, "Union", description, variants=tuple(variants), unstable=unstable, note=note)
 
     def member(self, owner: str, m: ir.UnionMember) -> DocVariant:
         t = m.type
@@ -453,6 +455,19 @@ def json_kind(t: ir.TypeExpr) -> str:
     if isinstance(t, ir.NullT):
         return "null"
     return "object"
+
+
+def exactly_one_note(d: ir.UnionDef) -> str:
+    """What a reader must know of a ``oneOf`` whose members can accept the same value: a
+    value two of them accept is rejected. Said only there: for an ``anyOf``, and for a
+    ``oneOf`` whose members cannot overlap (``exclusive == "disjoint"``), "one of the
+    members" is all there is to it."""
+    if d.exclusive != "checked":
+        return ""
+    return (
+        "**Exactly one:** a value must match exactly one of these members (`oneOf`); "
+        "a value that two of them accept is rejected."
+    )
 
 
 def _para(text: str, extra: str) -> str:

@@ -123,3 +123,21 @@ def test_markdown_has_no_jsx(pages: dict[str, str]) -> None:
 @pytest.mark.parametrize("style", ["mdx", "md"])
 def test_docs_snapshot(style: str, pages: dict[str, str], snapshot) -> None:  # type: ignore[no-untyped-def]
     assert {p: t for p, t in pages.items() if p.startswith(style + "/")} == snapshot
+
+
+@pytest.mark.parametrize("style", ["mdx", "md"])
+def test_a_oneof_whose_members_overlap_says_exactly_one(style: str) -> None:
+    """``UnionDef.exclusive`` on the page (issue #27 item 1): the ``checked`` unions of
+    the fixture say that a value two members accept is rejected; the ``disjoint`` ones
+    and everything else say nothing of it."""
+    text = render_pages(SCHEMAS / "exclusive_unions.json", (style,))[f"{style}/v1/schema.{style}"]
+    sections = {}
+    for chunk in text.split("\n## ")[1:]:
+        head, _, body = chunk.partition("\n")
+        sections[re.sub(r"<[^>]+>|`", "", head)] = body
+    says = {name for name, body in sections.items() if "**Exactly one:**" in body}
+    assert says == {"Source", "Amount", "Setting", "Job.count"}, says
+    assert {"Target", "Label"} <= set(sections)
+    assert text.count("**Exactly one:**") == 4
+    box = "<Info>**Exactly one:**" if style == "mdx" else "> **Exactly one:**"
+    assert box in text
