@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, TypeVar
+from functools import cached_property
+from typing import Callable, ClassVar, Iterable, TypeVar
 
 from acpgen import ir
 from acpgen.layout import LINE_LENGTH
 from acpgen.naming import Names
 from acpgen.render.alternatives import alternatives_table, black_lines, merged_members
+from acpgen.render.pyorder import eager_order, names_in
 from acpgen.render.pytypes import TypeWriter, bounded_open_enum, null_aliases, null_default, py_literal, refs_of, unset_on_error
 
 
@@ -37,6 +39,7 @@ class ClassView:
     tags: tuple[str, ...] = ()
     #: a JSON-RPC envelope: ``params`` typed by ``method`` ("request" / "notification")
     by_method: str | None = None
+    kind: ClassVar[str] = "class"
 
     @property
     def unset_when_invalid(self) -> tuple[str, ...]:
@@ -48,6 +51,7 @@ class AliasView:
     name: str
     expr: str
     doc: str | None
+    kind: ClassVar[str] = "alias"
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,24 @@ class ModuleView:
     rpc: "RpcView"
     exports: tuple[str, ...]
     protocol_version: int | None
+
+    @property
+    def defs(self) -> tuple[ClassView | AliasView, ...]:
+        """The classes and aliases in the order they are written: each after what its
+        annotations use (acpgen/render/pyorder.py), or, when they use each other in a
+        cycle, the classes then the aliases, with lazy annotations."""
+        return self._eager or (*self.classes, *self.aliases)
+
+    @property
+    def lazy_annotations(self) -> bool:
+        return self._eager is None
+
+    @cached_property
+    def _eager(self) -> tuple[ClassView | AliasView, ...] | None:
+        uses: dict[str, set[str]] = {a.name: names_in(a.expr) for a in self.aliases}
+        for c in self.classes:
+            uses[c.name] = names_in(c.bases, c.extra_type, *(x for f in c.fields for x in (f.annotation, f.value)))
+        return eager_order((*self.classes, *self.aliases), uses)
 
 
 class AliasBuilder:

@@ -3,10 +3,8 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: b04667f1fba0a055c7f792025bbc4d157507fbd975cb9bc85b18464c22081e66
+# input-hash: 70ac6e326c782f44330f2a41a769d1fbd6e5adcc59035f6cd1c3450287252ae5
 """ACP v1 stable bindings (Pydantic v2)."""
-
-from __future__ import annotations
 
 from typing import (
     TYPE_CHECKING,
@@ -46,7 +44,36 @@ from ._runtime import (
 _CODEC: Final = PydanticCodec()
 
 
-# ---------------------------------------------------------------- classes
+# ---------------------------------------------------------------- types
+
+
+class PromptCapabilities(AcpBaseModel):
+    """Prompt capabilities supported by the agent in `session/prompt` requests.
+
+    Baseline agent functionality requires support for `ContentBlock::Text`
+    and `ContentBlock::ResourceLink` in prompt requests.
+
+    Other variants must be explicitly opted in to.
+    Capabilities for different types of content in prompt requests.
+
+    Indicates which content types beyond the baseline (text and resource links)
+    the agent can process.
+
+    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/initialization#prompt-capabilities)
+    """
+
+    audio: bool = Field(
+        default=False, description="Agent supports `ContentBlock::Audio`."
+    )
+    embedded_context: bool = Field(
+        default=False,
+        validation_alias="embeddedContext",
+        serialization_alias="embeddedContext",
+        description="Agent supports embedded context in `session/prompt` requests.\n\nWhen enabled, the Client is allowed to include `ContentBlock::Resource`\nin prompt requests for pieces of context that are referenced in the message.",
+    )
+    image: bool = Field(
+        default=False, description="Agent supports `ContentBlock::Image`."
+    )
 
 
 class AgentCapabilities(AcpBaseModel):
@@ -72,6 +99,181 @@ class AgentCapabilities(AcpBaseModel):
         serialization_alias="promptCapabilities",
         description="Prompt capabilities supported by the agent.",
     )
+
+
+Role: TypeAlias = Literal["assistant", "user"] | str
+"""The sender or recipient of messages and data in a conversation."""
+
+
+class Annotations(AcpBaseModel):
+    """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
+
+    audience: list[Role] | None = None
+    last_modified: str | None = Field(
+        default=None,
+        validation_alias="lastModified",
+        serialization_alias="lastModified",
+    )
+    priority: int | float | None = None
+
+
+class AudioContentBlock(AcpBaseModel):
+    """Audio data for transcription or analysis.
+
+    Requires the `audio` prompt capability when included in prompts.
+    """
+
+    __acp_tags__ = ("type_",)
+
+    annotations: Annotations | None = None
+    data: str
+    mime_type: str = Field(validation_alias="mimeType", serialization_alias="mimeType")
+    type_: Literal["audio"] = Field(
+        default="audio", validation_alias="type", serialization_alias="type"
+    )
+
+
+class ImageContentBlock(AcpBaseModel):
+    """Images for visual context or analysis.
+
+    Requires the `image` prompt capability when included in prompts.
+    """
+
+    __acp_tags__ = ("type_",)
+
+    annotations: Annotations | None = None
+    data: str
+    mime_type: str = Field(validation_alias="mimeType", serialization_alias="mimeType")
+    uri: str | None = None
+    type_: Literal["image"] = Field(
+        default="image", validation_alias="type", serialization_alias="type"
+    )
+
+
+class OtherContentBlock(AcpBaseModel):
+    """Custom or future content block.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+    type_: str = Field(validation_alias="type", serialization_alias="type")
+
+
+class BlobResourceContents(AcpBaseModel):
+    """Binary resource contents."""
+
+    blob: str
+    mime_type: str | None = Field(
+        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+    )
+    uri: str
+
+
+class TextResourceContents(AcpBaseModel):
+    """Text-based resource contents."""
+
+    mime_type: str | None = Field(
+        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+    )
+    text: str
+    uri: str
+
+
+EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
+"""Resource content that can be embedded in a message."""
+
+
+class ResourceContentBlock(AcpBaseModel):
+    """Complete resource contents embedded directly in the message.
+
+    Preferred for including context as it avoids extra round-trips.
+
+    Requires the `embeddedContext` prompt capability when included in prompts.
+    """
+
+    __acp_tags__ = ("type_",)
+
+    annotations: Annotations | None = None
+    resource: EmbeddedResourceResource
+    type_: Literal["resource"] = Field(
+        default="resource", validation_alias="type", serialization_alias="type"
+    )
+
+
+class ResourceLinkContentBlock(AcpBaseModel):
+    """References to resources that the agent can access.
+
+    All agents MUST support resource links in prompts.
+    """
+
+    __acp_tags__ = ("type_",)
+
+    annotations: Annotations | None = None
+    description: str | None = None
+    mime_type: str | None = Field(
+        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+    )
+    name: str
+    size: int | None = None
+    title: str | None = None
+    uri: str
+    type_: Literal["resource_link"] = Field(
+        default="resource_link", validation_alias="type", serialization_alias="type"
+    )
+
+
+class TextContentBlock(AcpBaseModel):
+    """Plain text content
+
+    All agents MUST support text content blocks in prompts.
+    """
+
+    __acp_tags__ = ("type_",)
+
+    annotations: Annotations | None = None
+    text: str
+    type_: Literal["text"] = Field(
+        default="text", validation_alias="type", serialization_alias="type"
+    )
+
+
+ContentBlock: TypeAlias = Annotated[
+    Union[
+        Annotated[TextContentBlock, Tag("text")],
+        Annotated[ImageContentBlock, Tag("image")],
+        Annotated[AudioContentBlock, Tag("audio")],
+        Annotated[ResourceLinkContentBlock, Tag("resource_link")],
+        Annotated[ResourceContentBlock, Tag("resource")],
+        Annotated[OtherContentBlock, Tag("<fallback>")],
+    ],
+    Discriminator(
+        _route(
+            "type",
+            "type_",
+            frozenset({"text", "image", "audio", "resource_link", "resource"}),
+            default=False,
+            fallback=True,
+        )
+    ),
+]
+"""Content blocks represent displayable information in the Agent Client Protocol.
+
+They provide a structured way to handle various types of user-facing content—whether
+it's text from language models, images for analysis, or embedded resources for context.
+
+Content blocks appear in:
+
+- User prompts sent via `session/prompt`
+- Language model output streamed through `session/update` notifications
+- Progress updates and results from tool calls
+
+This structure is compatible with the Model Context Protocol (MCP), enabling
+agents to seamlessly forward content from MCP tool outputs without transformation.
+
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/content)
+"""
 
 
 class AgentMessageChunkSessionUpdate(AcpBaseModel):
@@ -100,18 +302,6 @@ class AgentThoughtChunkSessionUpdate(AcpBaseModel):
     )
 
 
-class Annotations(AcpBaseModel):
-    """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
-
-    audience: list[Role] | None = None
-    last_modified: str | None = Field(
-        default=None,
-        validation_alias="lastModified",
-        serialization_alias="lastModified",
-    )
-    priority: int | float | None = None
-
-
 class AudioContent(AcpBaseModel):
     """Audio provided to or from an LLM."""
 
@@ -120,20 +310,8 @@ class AudioContent(AcpBaseModel):
     mime_type: str = Field(validation_alias="mimeType", serialization_alias="mimeType")
 
 
-class AudioContentBlock(AcpBaseModel):
-    """Audio data for transcription or analysis.
-
-    Requires the `audio` prompt capability when included in prompts.
-    """
-
-    __acp_tags__ = ("type_",)
-
-    annotations: Annotations | None = None
-    data: str
-    mime_type: str = Field(validation_alias="mimeType", serialization_alias="mimeType")
-    type_: Literal["audio"] = Field(
-        default="audio", validation_alias="type", serialization_alias="type"
-    )
+AuthMethodId: TypeAlias = str
+"""Unique identifier for an authentication method."""
 
 
 class AuthMethod(AcpBaseModel):
@@ -162,16 +340,6 @@ class AuthenticateRequest(AcpBaseModel):
     )
 
 
-class BlobResourceContents(AcpBaseModel):
-    """Binary resource contents."""
-
-    blob: str
-    mime_type: str | None = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
-    )
-    uri: str
-
-
 class SessionConfigBoolean(AcpBaseModel):
     """A boolean on/off toggle session configuration option payload."""
 
@@ -180,6 +348,22 @@ class SessionConfigBoolean(AcpBaseModel):
         serialization_alias="currentValue",
         description="The current value of the boolean option.",
     )
+
+
+SessionConfigId: TypeAlias = str
+"""Unique identifier for a session configuration option."""
+
+SessionConfigOptionCategory: TypeAlias = Literal["mode", "model", "thought_level"] | str
+"""Semantic category for a session configuration option.
+
+Categories are for UX purposes only (keyboard shortcuts, icons, placement) and
+MUST NOT be required for correctness. Clients MUST handle missing or unknown
+categories gracefully.
+
+Category names beginning with `_` are free for custom use (e.g.
+`_my_custom_category`). Category names that do not begin with `_` are reserved
+for the ACP spec.
+"""
 
 
 class BooleanSessionConfigOption(SessionConfigBoolean):
@@ -202,6 +386,25 @@ class BooleanSessionConfigOption(SessionConfigBoolean):
     type_: Literal["boolean"] = Field(
         default="boolean", validation_alias="type", serialization_alias="type"
     )
+
+
+SessionId: TypeAlias = str
+"""A unique identifier for a conversation session between a client and agent.
+
+Sessions maintain their own context, conversation history, and state,
+allowing multiple independent interactions with the same agent.
+
+# Example
+
+```
+use agent_client_protocol::SessionId;
+use std::sync::Arc;
+
+let session_id = SessionId(Arc::from("sess_abc123def456"));
+```
+
+See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/session-setup#session-id)
+"""
 
 
 class BooleanSetSessionConfigOptionRequest(AcpBaseModel):
@@ -253,6 +456,26 @@ class CancelledRequestPermissionOutcome(AcpBaseModel):
     outcome: Literal["cancelled"] = "cancelled"
 
 
+class FileSystemCapability(AcpBaseModel):
+    """File system capabilities that a client may support.
+
+    See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/initialization#filesystem)
+    """
+
+    read_text_file: bool = Field(
+        default=False,
+        validation_alias="readTextFile",
+        serialization_alias="readTextFile",
+        description="Whether the Client supports `fs/read_text_file` requests.",
+    )
+    write_text_file: bool = Field(
+        default=False,
+        validation_alias="writeTextFile",
+        serialization_alias="writeTextFile",
+        description="Whether the Client supports `fs/write_text_file` requests.",
+    )
+
+
 class ClientCapabilities(AcpBaseModel):
     """Capabilities supported by the client.
 
@@ -272,6 +495,103 @@ class ClientCapabilities(AcpBaseModel):
         default=False,
         description="**UNSTABLE**\n\nThis capability is not part of the spec yet, and may be removed or changed at any point.",
     )
+
+
+class OtherSessionConfigOption(AcpBaseModel):
+    """Custom or future session configuration option.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+    """
+
+    id: SessionConfigId = Field(
+        description="Unique identifier for this configuration option. Used when setting values."
+    )
+    name: str = Field(description="Human-readable label for the option.")
+    description: str | None = Field(
+        default=None,
+        description="Optional description providing more details about what this option controls.",
+    )
+    category: SessionConfigOptionCategory | None = Field(
+        default=None,
+        description="Optional semantic category to help Clients provide consistent UX.",
+    )
+    type_: str = Field(validation_alias="type", serialization_alias="type")
+
+
+SessionConfigValueId: TypeAlias = str
+"""Unique identifier for a session configuration option value."""
+
+
+class SessionConfigSelectOption(AcpBaseModel):
+    """A possible value for a session configuration option."""
+
+    value: SessionConfigValueId = Field(
+        description="The value identifier used when setting this option."
+    )
+    name: str = Field(description="Human-readable name to display.")
+    description: str | None = Field(
+        default=None, description="Optional description of what this value does."
+    )
+
+
+class SessionConfigSelect(AcpBaseModel):
+    """A single-value selector (dropdown) session configuration option payload."""
+
+    current_value: SessionConfigValueId = Field(
+        validation_alias="currentValue",
+        serialization_alias="currentValue",
+        description="The currently selected value for this option.",
+    )
+    options: list[SessionConfigSelectOption] = Field(
+        description="The available values for this option."
+    )
+
+
+class SelectSessionConfigOption(SessionConfigSelect):
+    """Single-value selector (dropdown)."""
+
+    __acp_tags__ = ("type_",)
+
+    id: SessionConfigId = Field(
+        description="Unique identifier for this configuration option. Used when setting values."
+    )
+    name: str = Field(description="Human-readable label for the option.")
+    description: str | None = Field(
+        default=None,
+        description="Optional description providing more details about what this option controls.",
+    )
+    category: SessionConfigOptionCategory | None = Field(
+        default=None,
+        description="Optional semantic category to help Clients provide consistent UX.",
+    )
+    type_: Literal["select"] = Field(
+        default="select", validation_alias="type", serialization_alias="type"
+    )
+
+
+SessionConfigOption: TypeAlias = Annotated[
+    Union[
+        Annotated[SelectSessionConfigOption, Tag("select")],
+        Annotated[BooleanSessionConfigOption, Tag("boolean")],
+        Annotated[OtherSessionConfigOption, Tag("<fallback>")],
+    ],
+    Discriminator(
+        _route(
+            "type",
+            "type_",
+            frozenset({"select", "boolean"}),
+            default=False,
+            fallback=True,
+        )
+    ),
+]
+"""A session configuration option selector and its current state.
+
+If a Client receives an option with an unrecognized `type`, it SHOULD ignore that
+option; the Agent keeps using its default value.
+"""
 
 
 class ConfigOptionUpdate(AcpBaseModel):
@@ -343,26 +663,6 @@ class EnvVariable(AcpBaseModel):
     value: str = Field(description="The value to set for the environment variable.")
 
 
-class FileSystemCapability(AcpBaseModel):
-    """File system capabilities that a client may support.
-
-    See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/initialization#filesystem)
-    """
-
-    read_text_file: bool = Field(
-        default=False,
-        validation_alias="readTextFile",
-        serialization_alias="readTextFile",
-        description="Whether the Client supports `fs/read_text_file` requests.",
-    )
-    write_text_file: bool = Field(
-        default=False,
-        validation_alias="writeTextFile",
-        serialization_alias="writeTextFile",
-        description="Whether the Client supports `fs/write_text_file` requests.",
-    )
-
-
 class ImageContent(AcpBaseModel):
     """An image provided to or from an LLM."""
 
@@ -372,21 +672,12 @@ class ImageContent(AcpBaseModel):
     uri: str | None = None
 
 
-class ImageContentBlock(AcpBaseModel):
-    """Images for visual context or analysis.
+ProtocolVersion: TypeAlias = Annotated[int, Field(ge=0, le=65535, strict=True)]
+"""Protocol version identifier.
 
-    Requires the `image` prompt capability when included in prompts.
-    """
-
-    __acp_tags__ = ("type_",)
-
-    annotations: Annotations | None = None
-    data: str
-    mime_type: str = Field(validation_alias="mimeType", serialization_alias="mimeType")
-    uri: str | None = None
-    type_: Literal["image"] = Field(
-        default="image", validation_alias="type", serialization_alias="type"
-    )
+This version is only bumped for breaking changes.
+Non-breaking changes should be introduced via capabilities.
+"""
 
 
 class InitializeRequest(AcpBaseModel):
@@ -448,6 +739,25 @@ class InitializeResponse(AcpBaseModel):
     )
 
 
+class McpServer(AcpBaseModel):
+    """Configuration for connecting to an MCP (Model Context Protocol) server.
+
+    MCP servers provide tools and context that the agent can use when
+    processing prompts.
+
+    See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/session-setup#mcp-servers)
+    """
+
+    args: list[str] = Field(
+        description="Command-line arguments to pass to the MCP server."
+    )
+    command: str = Field(description="Path to the MCP server executable.")
+    env: list[EnvVariable] = Field(
+        description="Environment variables to set when launching the MCP server."
+    )
+    name: str = Field(description="Human-readable name identifying this MCP server.")
+
+
 class LoadSessionRequest(AcpBaseModel):
     """Request parameters for loading an existing session.
 
@@ -467,25 +777,6 @@ class LoadSessionRequest(AcpBaseModel):
         serialization_alias="sessionId",
         description="The ID of the session to load.",
     )
-
-
-class McpServer(AcpBaseModel):
-    """Configuration for connecting to an MCP (Model Context Protocol) server.
-
-    MCP servers provide tools and context that the agent can use when
-    processing prompts.
-
-    See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/session-setup#mcp-servers)
-    """
-
-    args: list[str] = Field(
-        description="Command-line arguments to pass to the MCP server."
-    )
-    command: str = Field(description="Path to the MCP server executable.")
-    env: list[EnvVariable] = Field(
-        description="Environment variables to set when launching the MCP server."
-    )
-    name: str = Field(description="Human-readable name identifying this MCP server.")
 
 
 class NewSessionRequest(AcpBaseModel):
@@ -523,40 +814,6 @@ class NewSessionResponse(AcpBaseModel):
     )
 
 
-class OtherContentBlock(AcpBaseModel):
-    """Custom or future content block.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-    type_: str = Field(validation_alias="type", serialization_alias="type")
-
-
-class OtherSessionConfigOption(AcpBaseModel):
-    """Custom or future session configuration option.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-    """
-
-    id: SessionConfigId = Field(
-        description="Unique identifier for this configuration option. Used when setting values."
-    )
-    name: str = Field(description="Human-readable label for the option.")
-    description: str | None = Field(
-        default=None,
-        description="Optional description providing more details about what this option controls.",
-    )
-    category: SessionConfigOptionCategory | None = Field(
-        default=None,
-        description="Optional semantic category to help Clients provide consistent UX.",
-    )
-    type_: str = Field(validation_alias="type", serialization_alias="type")
-
-
 class OtherSessionUpdate(AcpBaseModel):
     """Custom or future session update.
 
@@ -581,6 +838,18 @@ class OtherToolCallContent(AcpBaseModel):
     type_: str = Field(validation_alias="type", serialization_alias="type")
 
 
+PermissionOptionId: TypeAlias = str
+"""Unique identifier for a permission option."""
+
+PermissionOptionKind: TypeAlias = (
+    Literal["allow_once", "allow_always", "reject_once", "reject_always"] | str
+)
+"""The type of permission option being presented to the user.
+
+Helps clients choose appropriate icons and UI treatment.
+"""
+
+
 class PermissionOption(AcpBaseModel):
     """An option presented to the user when requesting permission."""
 
@@ -595,19 +864,20 @@ class PermissionOption(AcpBaseModel):
     )
 
 
-class Plan(AcpBaseModel):
-    """An execution plan for accomplishing complex tasks.
+PlanEntryPriority: TypeAlias = Literal["high", "medium", "low"] | str
+"""Priority levels for plan entries.
 
-    Plans consist of multiple entries representing individual tasks or goals.
-    Agents report plans to clients to provide visibility into their execution strategy.
-    Plans can evolve during execution as the agent discovers new requirements or completes tasks.
+Used to indicate the relative importance or urgency of different
+tasks in the execution plan.
+See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
+"""
 
-    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)
-    """
+PlanEntryStatus: TypeAlias = Literal["pending", "in_progress", "completed"] | str
+"""Status of a plan entry in the execution flow.
 
-    entries: list[PlanEntry] = Field(
-        description="The list of tasks to be accomplished.\n\nWhen updating a plan, the agent must send a complete list of all entries\nwith their current status. The client replaces the entire plan with each update."
-    )
+Tracks the lifecycle of each task from planning through completion.
+See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
+"""
 
 
 class PlanEntry(AcpBaseModel):
@@ -629,6 +899,21 @@ class PlanEntry(AcpBaseModel):
     )
 
 
+class Plan(AcpBaseModel):
+    """An execution plan for accomplishing complex tasks.
+
+    Plans consist of multiple entries representing individual tasks or goals.
+    Agents report plans to clients to provide visibility into their execution strategy.
+    Plans can evolve during execution as the agent discovers new requirements or completes tasks.
+
+    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)
+    """
+
+    entries: list[PlanEntry] = Field(
+        description="The list of tasks to be accomplished.\n\nWhen updating a plan, the agent must send a complete list of all entries\nwith their current status. The client replaces the entire plan with each update."
+    )
+
+
 class PlanSessionUpdate(AcpBaseModel):
     """The agent's execution plan for complex tasks.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)
@@ -643,35 +928,6 @@ class PlanSessionUpdate(AcpBaseModel):
         default="plan",
         validation_alias="sessionUpdate",
         serialization_alias="sessionUpdate",
-    )
-
-
-class PromptCapabilities(AcpBaseModel):
-    """Prompt capabilities supported by the agent in `session/prompt` requests.
-
-    Baseline agent functionality requires support for `ContentBlock::Text`
-    and `ContentBlock::ResourceLink` in prompt requests.
-
-    Other variants must be explicitly opted in to.
-    Capabilities for different types of content in prompt requests.
-
-    Indicates which content types beyond the baseline (text and resource links)
-    the agent can process.
-
-    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/initialization#prompt-capabilities)
-    """
-
-    audio: bool = Field(
-        default=False, description="Agent supports `ContentBlock::Audio`."
-    )
-    embedded_context: bool = Field(
-        default=False,
-        validation_alias="embeddedContext",
-        serialization_alias="embeddedContext",
-        description="Agent supports embedded context in `session/prompt` requests.\n\nWhen enabled, the Client is allowed to include `ContentBlock::Resource`\nin prompt requests for pieces of context that are referenced in the message.",
-    )
-    image: bool = Field(
-        default=False, description="Agent supports `ContentBlock::Image`."
     )
 
 
@@ -691,6 +947,15 @@ class PromptRequest(AcpBaseModel):
         serialization_alias="sessionId",
         description="The ID of the session to send this user message to",
     )
+
+
+StopReason: TypeAlias = (
+    Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"] | str
+)
+"""Reasons why an agent stops processing a prompt turn.
+
+See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/prompt-turn#stop-reasons)
+"""
 
 
 class PromptResponse(AcpBaseModel):
@@ -733,6 +998,129 @@ class ReadTextFileResponse(AcpBaseModel):
     content: str
 
 
+class TerminalToolCallContent(AcpBaseModel):
+    """The ``terminal`` variant of :data:`ToolCallContent`."""
+
+    __acp_tags__ = ("type_",)
+
+    terminal_id: str = Field(
+        validation_alias="terminalId", serialization_alias="terminalId"
+    )
+    type_: Literal["terminal"] = Field(
+        default="terminal", validation_alias="type", serialization_alias="type"
+    )
+
+
+ToolCallContent: TypeAlias = Annotated[
+    Union[
+        Annotated[ContentToolCallContent, Tag("content")],
+        Annotated[DiffToolCallContent, Tag("diff")],
+        Annotated[TerminalToolCallContent, Tag("terminal")],
+        Annotated[OtherToolCallContent, Tag("<fallback>")],
+    ],
+    Discriminator(
+        _route(
+            "type",
+            "type_",
+            frozenset({"content", "diff", "terminal"}),
+            default=False,
+            fallback=True,
+        )
+    ),
+]
+"""Content produced by a tool call.
+
+Tool calls can produce different types of content including
+standard content blocks (text, images) or file diffs.
+
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls#content)
+"""
+
+ToolCallId: TypeAlias = str
+"""Unique identifier for a tool call within a session."""
+
+
+class ToolCallLocation(AcpBaseModel):
+    """A file location being accessed or modified by a tool.
+
+    Enables clients to implement "follow-along" features that track
+    which files the agent is working with in real-time.
+
+    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/tool-calls#following-the-agent)
+    """
+
+    line: Annotated[int, Field(ge=0)] | None = Field(
+        default=None, description="Optional line number within the file."
+    )
+    path: str = Field(description="The file path being accessed or modified.")
+
+
+ToolCallStatus: TypeAlias = (
+    Literal["pending", "in_progress", "completed", "failed"] | str
+)
+"""Execution status of a tool call.
+
+Tool calls progress through different statuses during their lifecycle.
+
+See protocol docs: [Status](https://agentclientprotocol.com/protocol/tool-calls#status)
+"""
+
+ToolKind: TypeAlias = (
+    Literal[
+        "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"
+    ]
+    | str
+)
+"""Categories of tools that can be invoked.
+
+Tool kinds help clients choose appropriate icons and optimize how they
+display tool execution progress.
+
+See protocol docs: [Creating](https://agentclientprotocol.com/protocol/tool-calls#creating)
+"""
+
+
+class ToolCallUpdate(AcpBaseModel):
+    """An update to an existing tool call.
+
+    Used to report progress and results as tools execute. All fields except
+    the tool call ID are optional - only changed fields need to be included.
+
+    See protocol docs: [Updating](https://agentclientprotocol.com/protocol/tool-calls#updating)
+    """
+
+    content: list[ToolCallContent] | None = Field(
+        default=None, description="Replace the content collection."
+    )
+    kind: ToolKind | None = Field(default=None, description="Update the tool kind.")
+    locations: list[ToolCallLocation] | None = Field(
+        default=None, description="Replace the locations collection."
+    )
+    raw_input: Any = Field(
+        default=None,
+        validation_alias="rawInput",
+        serialization_alias="rawInput",
+        description="Update the raw input.",
+    )
+    raw_output: Any = Field(
+        default=None,
+        validation_alias="rawOutput",
+        serialization_alias="rawOutput",
+        description="Update the raw output.",
+    )
+    status: ToolCallStatus | None = Field(
+        default=None, description="Update the execution status."
+    )
+    title: str | None = Field(
+        default=None, description="Update the human-readable title."
+    )
+    tool_call_id: ToolCallId = Field(
+        validation_alias="toolCallId",
+        serialization_alias="toolCallId",
+        description="The ID of the tool call being updated.",
+    )
+
+
 class RequestPermissionRequest(AcpBaseModel):
     """Request for user permission to execute a tool call.
 
@@ -756,28 +1144,31 @@ class RequestPermissionRequest(AcpBaseModel):
     )
 
 
+class SelectedRequestPermissionOutcome(AcpBaseModel):
+    """The user selected one of the provided options."""
+
+    __acp_tags__ = ("outcome",)
+
+    option_id: PermissionOptionId = Field(
+        validation_alias="optionId",
+        serialization_alias="optionId",
+        description="The ID of the option the user selected.",
+    )
+    outcome: Literal["selected"] = "selected"
+
+
+RequestPermissionOutcome: TypeAlias = Annotated[
+    CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome,
+    Field(discriminator="outcome"),
+]
+"""The outcome of a permission request."""
+
+
 class RequestPermissionResponse(AcpBaseModel):
     """Response to a permission request."""
 
     outcome: RequestPermissionOutcome = Field(
         description="The user's decision on the permission request."
-    )
-
-
-class ResourceContentBlock(AcpBaseModel):
-    """Complete resource contents embedded directly in the message.
-
-    Preferred for including context as it avoids extra round-trips.
-
-    Requires the `embeddedContext` prompt capability when included in prompts.
-    """
-
-    __acp_tags__ = ("type_",)
-
-    annotations: Annotations | None = None
-    resource: EmbeddedResourceResource
-    type_: Literal["resource"] = Field(
-        default="resource", validation_alias="type", serialization_alias="type"
     )
 
 
@@ -793,223 +1184,6 @@ class ResourceLink(AcpBaseModel):
     size: int | None = None
     title: str | None = None
     uri: str
-
-
-class ResourceLinkContentBlock(AcpBaseModel):
-    """References to resources that the agent can access.
-
-    All agents MUST support resource links in prompts.
-    """
-
-    __acp_tags__ = ("type_",)
-
-    annotations: Annotations | None = None
-    description: str | None = None
-    mime_type: str | None = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
-    )
-    name: str
-    size: int | None = None
-    title: str | None = None
-    uri: str
-    type_: Literal["resource_link"] = Field(
-        default="resource_link", validation_alias="type", serialization_alias="type"
-    )
-
-
-class SessionConfigSelect(AcpBaseModel):
-    """A single-value selector (dropdown) session configuration option payload."""
-
-    current_value: SessionConfigValueId = Field(
-        validation_alias="currentValue",
-        serialization_alias="currentValue",
-        description="The currently selected value for this option.",
-    )
-    options: list[SessionConfigSelectOption] = Field(
-        description="The available values for this option."
-    )
-
-
-class SelectSessionConfigOption(SessionConfigSelect):
-    """Single-value selector (dropdown)."""
-
-    __acp_tags__ = ("type_",)
-
-    id: SessionConfigId = Field(
-        description="Unique identifier for this configuration option. Used when setting values."
-    )
-    name: str = Field(description="Human-readable label for the option.")
-    description: str | None = Field(
-        default=None,
-        description="Optional description providing more details about what this option controls.",
-    )
-    category: SessionConfigOptionCategory | None = Field(
-        default=None,
-        description="Optional semantic category to help Clients provide consistent UX.",
-    )
-    type_: Literal["select"] = Field(
-        default="select", validation_alias="type", serialization_alias="type"
-    )
-
-
-class SelectedRequestPermissionOutcome(AcpBaseModel):
-    """The user selected one of the provided options."""
-
-    __acp_tags__ = ("outcome",)
-
-    option_id: PermissionOptionId = Field(
-        validation_alias="optionId",
-        serialization_alias="optionId",
-        description="The ID of the option the user selected.",
-    )
-    outcome: Literal["selected"] = "selected"
-
-
-class SessionConfigSelectOption(AcpBaseModel):
-    """A possible value for a session configuration option."""
-
-    value: SessionConfigValueId = Field(
-        description="The value identifier used when setting this option."
-    )
-    name: str = Field(description="Human-readable name to display.")
-    description: str | None = Field(
-        default=None, description="Optional description of what this value does."
-    )
-
-
-class SessionNotification(AcpBaseModel):
-    """Notification containing a session update from the agent.
-
-    Used to stream real-time progress and results during prompt processing.
-
-    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
-    """
-
-    session_id: SessionId = Field(
-        validation_alias="sessionId",
-        serialization_alias="sessionId",
-        description="The ID of the session this update pertains to.",
-    )
-    update: SessionUpdate = Field(description="The actual update content.")
-
-
-class SetSessionConfigOptionResponse(AcpBaseModel):
-    """Response to `session/set_config_option` method.
-
-    Always the complete configuration state, so that the Agent can reflect dependent
-    changes.
-    """
-
-    config_options: list[SessionConfigOption] = Field(
-        validation_alias="configOptions",
-        serialization_alias="configOptions",
-        description="The full set of configuration options and their current values.",
-    )
-
-
-class TerminalToolCallContent(AcpBaseModel):
-    """The ``terminal`` variant of :data:`ToolCallContent`."""
-
-    __acp_tags__ = ("type_",)
-
-    terminal_id: str = Field(
-        validation_alias="terminalId", serialization_alias="terminalId"
-    )
-    type_: Literal["terminal"] = Field(
-        default="terminal", validation_alias="type", serialization_alias="type"
-    )
-
-
-class TextContent(AcpBaseModel):
-    """Text provided to or from an LLM."""
-
-    annotations: Annotations | None = None
-    text: str
-
-
-class TextContentBlock(AcpBaseModel):
-    """Plain text content
-
-    All agents MUST support text content blocks in prompts.
-    """
-
-    __acp_tags__ = ("type_",)
-
-    annotations: Annotations | None = None
-    text: str
-    type_: Literal["text"] = Field(
-        default="text", validation_alias="type", serialization_alias="type"
-    )
-
-
-class TextResourceContents(AcpBaseModel):
-    """Text-based resource contents."""
-
-    mime_type: str | None = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
-    )
-    text: str
-    uri: str
-
-
-class ToolCall(AcpBaseModel):
-    """Represents a tool call that the language model has requested.
-
-    Tool calls are actions that the agent executes on behalf of the language model,
-    such as reading files, executing code, or fetching data from external sources.
-
-    See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/tool-calls)
-    """
-
-    content: Annotated[list[ToolCallContent] | None, _NON_NULL] = Field(
-        default=None, description="Content produced by the tool call."
-    )
-    kind: Annotated[ToolKind | None, _NON_NULL] = Field(
-        default=None,
-        description="The category of tool being invoked. Helps clients choose appropriate icons and\nUI treatment.",
-    )
-    locations: Annotated[list[ToolCallLocation] | None, _NON_NULL] = Field(
-        default=None,
-        description='File locations affected by this tool call. Enables "follow-along" features in\nclients.',
-    )
-    raw_input: Any = Field(
-        default=None,
-        validation_alias="rawInput",
-        serialization_alias="rawInput",
-        description="Raw input parameters sent to the tool.",
-    )
-    raw_output: Any = Field(
-        default=None,
-        validation_alias="rawOutput",
-        serialization_alias="rawOutput",
-        description="Raw output returned by the tool.",
-    )
-    status: Annotated[ToolCallStatus | None, _NON_NULL] = Field(
-        default=None, description="Current execution status of the tool call."
-    )
-    title: str = Field(
-        description="Human-readable title describing what the tool is doing."
-    )
-    tool_call_id: ToolCallId = Field(
-        validation_alias="toolCallId",
-        serialization_alias="toolCallId",
-        description="Unique identifier for this tool call within the session.",
-    )
-
-
-class ToolCallLocation(AcpBaseModel):
-    """A file location being accessed or modified by a tool.
-
-    Enables clients to implement "follow-along" features that track
-    which files the agent is working with in real-time.
-
-    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/tool-calls#following-the-agent)
-    """
-
-    line: Annotated[int, Field(ge=0)] | None = Field(
-        default=None, description="Optional line number within the file."
-    )
-    path: str = Field(description="The file path being accessed or modified.")
 
 
 class ToolCallSessionUpdate(AcpBaseModel):
@@ -1055,47 +1229,6 @@ class ToolCallSessionUpdate(AcpBaseModel):
         default="tool_call",
         validation_alias="sessionUpdate",
         serialization_alias="sessionUpdate",
-    )
-
-
-class ToolCallUpdate(AcpBaseModel):
-    """An update to an existing tool call.
-
-    Used to report progress and results as tools execute. All fields except
-    the tool call ID are optional - only changed fields need to be included.
-
-    See protocol docs: [Updating](https://agentclientprotocol.com/protocol/tool-calls#updating)
-    """
-
-    content: list[ToolCallContent] | None = Field(
-        default=None, description="Replace the content collection."
-    )
-    kind: ToolKind | None = Field(default=None, description="Update the tool kind.")
-    locations: list[ToolCallLocation] | None = Field(
-        default=None, description="Replace the locations collection."
-    )
-    raw_input: Any = Field(
-        default=None,
-        validation_alias="rawInput",
-        serialization_alias="rawInput",
-        description="Update the raw input.",
-    )
-    raw_output: Any = Field(
-        default=None,
-        validation_alias="rawOutput",
-        serialization_alias="rawOutput",
-        description="Update the raw output.",
-    )
-    status: ToolCallStatus | None = Field(
-        default=None, description="Update the execution status."
-    )
-    title: str | None = Field(
-        default=None, description="Update the human-readable title."
-    )
-    tool_call_id: ToolCallId = Field(
-        validation_alias="toolCallId",
-        serialization_alias="toolCallId",
-        description="The ID of the tool call being updated.",
     )
 
 
@@ -1154,245 +1287,6 @@ class UserMessageChunkSessionUpdate(AcpBaseModel):
     )
 
 
-class ValueIdSetSessionConfigOptionRequest(AcpBaseModel):
-    """A [`SessionConfigValueId`] string value.
-
-    This is the default when `type` is absent on the wire. Unknown `type`
-    values with string payloads also gracefully deserialize into this
-    variant.
-    """
-
-    session_id: SessionId = Field(
-        validation_alias="sessionId",
-        serialization_alias="sessionId",
-        description="The ID of the session to set the configuration option for.",
-    )
-    config_id: SessionConfigId = Field(
-        validation_alias="configId",
-        serialization_alias="configId",
-        description="The `id` of the configuration option to change.",
-    )
-    value: SessionConfigValueId = Field(description="The value ID.")
-
-
-class WriteTextFileRequest(AcpBaseModel):
-    """Request to write content to a text file.
-
-    Only available if the client supports the `fs.writeTextFile` capability.
-    """
-
-    content: str = Field(description="The text content to write to the file.")
-    path: str = Field(description="Absolute path to the file to write.")
-    session_id: SessionId = Field(
-        validation_alias="sessionId",
-        serialization_alias="sessionId",
-        description="The session ID for this request.",
-    )
-
-
-# ---------------------------------------------------------------- aliases
-
-AgentNotification: TypeAlias = SessionNotification
-"""All possible notifications that an agent can send to a client.
-
-This enum is used internally for routing RPC messages.
-"""
-
-AgentRequest: TypeAlias = (
-    ReadTextFileRequest | WriteTextFileRequest | RequestPermissionRequest
-)
-"""All possible requests that an agent can send to a client.
-
-This enum is used internally for routing RPC messages.
-"""
-
-AgentResponse: TypeAlias = (
-    None | InitializeResponse | NewSessionResponse | PromptResponse
-)
-"""All possible responses that an agent can send to a client.
-
-This enum is used internally for routing RPC messages.
-"""
-
-AuthMethodId: TypeAlias = str
-"""Unique identifier for an authentication method."""
-
-ClientNotification: TypeAlias = CancelNotification
-"""All possible notifications that a client can send to an agent.
-
-This enum is used internally for routing RPC messages.
-"""
-
-SetSessionConfigOptionRequest: TypeAlias = Annotated[
-    Union[
-        Annotated[BooleanSetSessionConfigOptionRequest, Tag("boolean")],
-        Annotated[ValueIdSetSessionConfigOptionRequest, Tag("<default>")],
-    ],
-    Discriminator(
-        _route("type", "type_", frozenset({"boolean"}), default=True, fallback=False)
-    ),
-    _OrVariant(ValueIdSetSessionConfigOptionRequest),
-]
-"""Request parameters for setting a session configuration option."""
-
-ClientRequest: TypeAlias = (
-    AuthenticateRequest
-    | InitializeRequest
-    | LoadSessionRequest
-    | NewSessionRequest
-    | PromptRequest
-    | SetSessionConfigOptionRequest
-)
-"""All possible requests that a client can send to an agent.
-
-This enum is used internally for routing RPC messages.
-"""
-
-ClientResponse: TypeAlias = ReadTextFileResponse | None | RequestPermissionResponse
-"""All possible responses that a client can send to an agent.
-
-This enum is used internally for routing RPC messages.
-"""
-
-ContentBlock: TypeAlias = Annotated[
-    Union[
-        Annotated[TextContentBlock, Tag("text")],
-        Annotated[ImageContentBlock, Tag("image")],
-        Annotated[AudioContentBlock, Tag("audio")],
-        Annotated[ResourceLinkContentBlock, Tag("resource_link")],
-        Annotated[ResourceContentBlock, Tag("resource")],
-        Annotated[OtherContentBlock, Tag("<fallback>")],
-    ],
-    Discriminator(
-        _route(
-            "type",
-            "type_",
-            frozenset({"text", "image", "audio", "resource_link", "resource"}),
-            default=False,
-            fallback=True,
-        )
-    ),
-]
-"""Content blocks represent displayable information in the Agent Client Protocol.
-
-They provide a structured way to handle various types of user-facing content—whether
-it's text from language models, images for analysis, or embedded resources for context.
-
-Content blocks appear in:
-
-- User prompts sent via `session/prompt`
-- Language model output streamed through `session/update` notifications
-- Progress updates and results from tool calls
-
-This structure is compatible with the Model Context Protocol (MCP), enabling
-agents to seamlessly forward content from MCP tool outputs without transformation.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/content)
-"""
-
-EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
-"""Resource content that can be embedded in a message."""
-
-PermissionOptionId: TypeAlias = str
-"""Unique identifier for a permission option."""
-
-PermissionOptionKind: TypeAlias = (
-    Literal["allow_once", "allow_always", "reject_once", "reject_always"] | str
-)
-"""The type of permission option being presented to the user.
-
-Helps clients choose appropriate icons and UI treatment.
-"""
-
-PlanEntryPriority: TypeAlias = Literal["high", "medium", "low"] | str
-"""Priority levels for plan entries.
-
-Used to indicate the relative importance or urgency of different
-tasks in the execution plan.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
-"""
-
-PlanEntryStatus: TypeAlias = Literal["pending", "in_progress", "completed"] | str
-"""Status of a plan entry in the execution flow.
-
-Tracks the lifecycle of each task from planning through completion.
-See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)
-"""
-
-ProtocolVersion: TypeAlias = Annotated[int, Field(ge=0, le=65535, strict=True)]
-"""Protocol version identifier.
-
-This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities.
-"""
-
-RequestPermissionOutcome: TypeAlias = Annotated[
-    CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome,
-    Field(discriminator="outcome"),
-]
-"""The outcome of a permission request."""
-
-Role: TypeAlias = Literal["assistant", "user"] | str
-"""The sender or recipient of messages and data in a conversation."""
-
-SessionConfigId: TypeAlias = str
-"""Unique identifier for a session configuration option."""
-
-SessionConfigOption: TypeAlias = Annotated[
-    Union[
-        Annotated[SelectSessionConfigOption, Tag("select")],
-        Annotated[BooleanSessionConfigOption, Tag("boolean")],
-        Annotated[OtherSessionConfigOption, Tag("<fallback>")],
-    ],
-    Discriminator(
-        _route(
-            "type",
-            "type_",
-            frozenset({"select", "boolean"}),
-            default=False,
-            fallback=True,
-        )
-    ),
-]
-"""A session configuration option selector and its current state.
-
-If a Client receives an option with an unrecognized `type`, it SHOULD ignore that
-option; the Agent keeps using its default value.
-"""
-
-SessionConfigOptionCategory: TypeAlias = Literal["mode", "model", "thought_level"] | str
-"""Semantic category for a session configuration option.
-
-Categories are for UX purposes only (keyboard shortcuts, icons, placement) and
-MUST NOT be required for correctness. Clients MUST handle missing or unknown
-categories gracefully.
-
-Category names beginning with `_` are free for custom use (e.g.
-`_my_custom_category`). Category names that do not begin with `_` are reserved
-for the ACP spec.
-"""
-
-SessionConfigValueId: TypeAlias = str
-"""Unique identifier for a session configuration option value."""
-
-SessionId: TypeAlias = str
-"""A unique identifier for a conversation session between a client and agent.
-
-Sessions maintain their own context, conversation history, and state,
-allowing multiple independent interactions with the same agent.
-
-# Example
-
-```
-use agent_client_protocol::SessionId;
-use std::sync::Arc;
-
-let session_id = SessionId(Arc::from("sess_abc123def456"));
-```
-
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/session-setup#session-id)
-"""
-
 SessionUpdate: TypeAlias = Annotated[
     Union[
         Annotated[UserMessageChunkSessionUpdate, Tag("user_message_chunk")],
@@ -1431,64 +1325,182 @@ These updates provide real-time feedback about the agent's progress.
 See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
 """
 
-StopReason: TypeAlias = (
-    Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"] | str
-)
-"""Reasons why an agent stops processing a prompt turn.
 
-See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/prompt-turn#stop-reasons)
+class SessionNotification(AcpBaseModel):
+    """Notification containing a session update from the agent.
+
+    Used to stream real-time progress and results during prompt processing.
+
+    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)
+    """
+
+    session_id: SessionId = Field(
+        validation_alias="sessionId",
+        serialization_alias="sessionId",
+        description="The ID of the session this update pertains to.",
+    )
+    update: SessionUpdate = Field(description="The actual update content.")
+
+
+class SetSessionConfigOptionResponse(AcpBaseModel):
+    """Response to `session/set_config_option` method.
+
+    Always the complete configuration state, so that the Agent can reflect dependent
+    changes.
+    """
+
+    config_options: list[SessionConfigOption] = Field(
+        validation_alias="configOptions",
+        serialization_alias="configOptions",
+        description="The full set of configuration options and their current values.",
+    )
+
+
+class TextContent(AcpBaseModel):
+    """Text provided to or from an LLM."""
+
+    annotations: Annotations | None = None
+    text: str
+
+
+class ToolCall(AcpBaseModel):
+    """Represents a tool call that the language model has requested.
+
+    Tool calls are actions that the agent executes on behalf of the language model,
+    such as reading files, executing code, or fetching data from external sources.
+
+    See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/tool-calls)
+    """
+
+    content: Annotated[list[ToolCallContent] | None, _NON_NULL] = Field(
+        default=None, description="Content produced by the tool call."
+    )
+    kind: Annotated[ToolKind | None, _NON_NULL] = Field(
+        default=None,
+        description="The category of tool being invoked. Helps clients choose appropriate icons and\nUI treatment.",
+    )
+    locations: Annotated[list[ToolCallLocation] | None, _NON_NULL] = Field(
+        default=None,
+        description='File locations affected by this tool call. Enables "follow-along" features in\nclients.',
+    )
+    raw_input: Any = Field(
+        default=None,
+        validation_alias="rawInput",
+        serialization_alias="rawInput",
+        description="Raw input parameters sent to the tool.",
+    )
+    raw_output: Any = Field(
+        default=None,
+        validation_alias="rawOutput",
+        serialization_alias="rawOutput",
+        description="Raw output returned by the tool.",
+    )
+    status: Annotated[ToolCallStatus | None, _NON_NULL] = Field(
+        default=None, description="Current execution status of the tool call."
+    )
+    title: str = Field(
+        description="Human-readable title describing what the tool is doing."
+    )
+    tool_call_id: ToolCallId = Field(
+        validation_alias="toolCallId",
+        serialization_alias="toolCallId",
+        description="Unique identifier for this tool call within the session.",
+    )
+
+
+class ValueIdSetSessionConfigOptionRequest(AcpBaseModel):
+    """A [`SessionConfigValueId`] string value.
+
+    This is the default when `type` is absent on the wire. Unknown `type`
+    values with string payloads also gracefully deserialize into this
+    variant.
+    """
+
+    session_id: SessionId = Field(
+        validation_alias="sessionId",
+        serialization_alias="sessionId",
+        description="The ID of the session to set the configuration option for.",
+    )
+    config_id: SessionConfigId = Field(
+        validation_alias="configId",
+        serialization_alias="configId",
+        description="The `id` of the configuration option to change.",
+    )
+    value: SessionConfigValueId = Field(description="The value ID.")
+
+
+class WriteTextFileRequest(AcpBaseModel):
+    """Request to write content to a text file.
+
+    Only available if the client supports the `fs.writeTextFile` capability.
+    """
+
+    content: str = Field(description="The text content to write to the file.")
+    path: str = Field(description="Absolute path to the file to write.")
+    session_id: SessionId = Field(
+        validation_alias="sessionId",
+        serialization_alias="sessionId",
+        description="The session ID for this request.",
+    )
+
+
+AgentNotification: TypeAlias = SessionNotification
+"""All possible notifications that an agent can send to a client.
+
+This enum is used internally for routing RPC messages.
 """
 
-ToolCallContent: TypeAlias = Annotated[
+AgentRequest: TypeAlias = (
+    ReadTextFileRequest | WriteTextFileRequest | RequestPermissionRequest
+)
+"""All possible requests that an agent can send to a client.
+
+This enum is used internally for routing RPC messages.
+"""
+
+AgentResponse: TypeAlias = (
+    None | InitializeResponse | NewSessionResponse | PromptResponse
+)
+"""All possible responses that an agent can send to a client.
+
+This enum is used internally for routing RPC messages.
+"""
+
+ClientNotification: TypeAlias = CancelNotification
+"""All possible notifications that a client can send to an agent.
+
+This enum is used internally for routing RPC messages.
+"""
+
+SetSessionConfigOptionRequest: TypeAlias = Annotated[
     Union[
-        Annotated[ContentToolCallContent, Tag("content")],
-        Annotated[DiffToolCallContent, Tag("diff")],
-        Annotated[TerminalToolCallContent, Tag("terminal")],
-        Annotated[OtherToolCallContent, Tag("<fallback>")],
+        Annotated[BooleanSetSessionConfigOptionRequest, Tag("boolean")],
+        Annotated[ValueIdSetSessionConfigOptionRequest, Tag("<default>")],
     ],
     Discriminator(
-        _route(
-            "type",
-            "type_",
-            frozenset({"content", "diff", "terminal"}),
-            default=False,
-            fallback=True,
-        )
+        _route("type", "type_", frozenset({"boolean"}), default=True, fallback=False)
     ),
+    _OrVariant(ValueIdSetSessionConfigOptionRequest),
 ]
-"""Content produced by a tool call.
+"""Request parameters for setting a session configuration option."""
 
-Tool calls can produce different types of content including
-standard content blocks (text, images) or file diffs.
+ClientRequest: TypeAlias = (
+    AuthenticateRequest
+    | InitializeRequest
+    | LoadSessionRequest
+    | NewSessionRequest
+    | PromptRequest
+    | SetSessionConfigOptionRequest
+)
+"""All possible requests that a client can send to an agent.
 
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/tool-calls#content)
+This enum is used internally for routing RPC messages.
 """
 
-ToolCallId: TypeAlias = str
-"""Unique identifier for a tool call within a session."""
+ClientResponse: TypeAlias = ReadTextFileResponse | None | RequestPermissionResponse
+"""All possible responses that a client can send to an agent.
 
-ToolCallStatus: TypeAlias = (
-    Literal["pending", "in_progress", "completed", "failed"] | str
-)
-"""Execution status of a tool call.
-
-Tool calls progress through different statuses during their lifecycle.
-
-See protocol docs: [Status](https://agentclientprotocol.com/protocol/tool-calls#status)
-"""
-
-ToolKind: TypeAlias = (
-    Literal[
-        "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"
-    ]
-    | str
-)
-"""Categories of tools that can be invoked.
-
-Tool kinds help clients choose appropriate icons and optimize how they
-display tool execution progress.
-
-See protocol docs: [Creating](https://agentclientprotocol.com/protocol/tool-calls#creating)
+This enum is used internally for routing RPC messages.
 """
 
 

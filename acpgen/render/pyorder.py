@@ -1,0 +1,63 @@
+"""The order of a Pydantic module's classes and aliases, so that it can do without lazy
+annotations.
+
+With ``from __future__ import annotations`` every field annotation is a string, and
+pydantic turns each one into a ``typing.ForwardRef`` on import: one ``compile`` per
+annotation, about a fifth of the import time of upstream's v1 module. Without it,
+Python evaluates each annotation as the class body runs, so every name it uses must
+be defined above it. :func:`eager_order` finds such an order: the classes and aliases
+in the order given (classes by name, each base first; then the aliases), each moved
+down only as far as it must come after what it uses. When the definitions refer to
+each other in a cycle (a recursive type), there is none, and the module keeps its lazy
+annotations and the order given.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterable, Mapping, Protocol, Sequence, TypeVar
+
+
+class _Def(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+D = TypeVar("D", bound=_Def)
+
+
+def names_in(*expressions: str | None) -> set[str]:
+    """The names Python looks up to evaluate ``expressions`` (strings inside them, as in
+    ``Literal["x"]``, are text, not names)."""
+    out: set[str] = set()
+    for text in expressions:
+        if text:
+            tree = ast.parse(text.strip(), mode="eval")
+            out.update(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
+    return out
+
+
+def eager_order(defs: Sequence[D], uses: Mapping[str, Iterable[str]]) -> tuple[D, ...] | None:
+    """``defs`` so that each comes after every other def its ``uses`` names, else
+    ``None`` (the defs use each other in a cycle). Ties keep the order of ``defs``."""
+    by_name = {d.name: d for d in defs}
+    state: dict[str, int] = {}  # 1: being placed, 2: placed
+    out: list[D] = []
+
+    def place(name: str) -> bool:
+        if state.get(name) == 2:
+            return True
+        if state.get(name) == 1:
+            return False  # a cycle
+        state[name] = 1
+        for dep in sorted(set(uses.get(name, ()))):  # itself too: a class body cannot use its class
+            if dep in by_name and not place(dep):
+                return False
+        state[name] = 2
+        out.append(by_name[name])
+        return True
+
+    for d in defs:
+        if not place(d.name):
+            return None
+    return tuple(out)
