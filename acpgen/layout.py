@@ -285,20 +285,27 @@ def _fits(line: str) -> bool:
 
 def _mask(s: str) -> str:
     """``s`` with strings and everything inside brackets blanked to NULs (same length), so
-    that what is left is the top level of the expression."""
-    out = list(s)
+    that what is left is the top level of the expression. One pass over the tokens (strings,
+    comments, brackets, newlines): the text between two tokens is kept at depth 0 and
+    blanked inside brackets; an outermost bracket itself is kept."""
+    out: list[str] = []
+    pos = depth = 0
     for m in _TOKEN.finditer(s):
-        if m.group() not in "()[]{}":
-            out[m.start() : m.end()] = "\0" * (m.end() - m.start())
-    depth = 0
-    for i, c in enumerate(out):
-        if c in ")]}":
-            depth -= 1
-        inner = depth > 0
-        if c in "([{":
-            depth += 1
-        if inner:
-            out[i] = "\0"
+        start, end = m.span()
+        if start > pos:
+            out.append("\0" * (start - pos) if depth > 0 else s[pos:start])
+        token = m.group()
+        if len(token) == 1 and token in "()[]{}":
+            if token in ")]}":
+                depth -= 1
+            out.append("\0" if depth > 0 else token)
+            if token in "([{":
+                depth += 1
+        else:
+            out.append("\0" * (end - start))
+        pos = end
+    if pos < len(s):
+        out.append("\0" * (len(s) - pos) if depth > 0 else s[pos:])
     return "".join(out)
 
 
@@ -328,18 +335,47 @@ def _explode(s: str, indent: str, inside: bool, nested: bool = False) -> list[st
         return None
     open_ = marks[close]
     head = s[: open_ + 1]
-    if not (_ELEMENT_HEAD if inside else _STATEMENT_HEAD).fullmatch(head):
+    # a statement's head is read with its strings and bracket contents masked: an
+    # annotation may hold keywords (``Annotated[int, Field(ge=0)]``) and strings
+    if not (_ELEMENT_HEAD.fullmatch(head) if inside else _STATEMENT_HEAD.fullmatch(_mask(head))):
         return None
     if not _fits(indent + head):
         return None
-    parts = _parts(s[open_ + 1 : close])
+    trailer = open_ > 0 and (s[open_ - 1].isalnum() or s[open_ - 1] in "_)]")
+    inside_text = s[open_ + 1 : close]
+    parts = _parts(inside_text)
+    magic = False
+    if parts is None and not trailer and inside_text.endswith(",") and not inside_text.endswith(",,"):
+        # a display ending in a comma (a one-tuple ``(x,)``): once split, black puts each
+        # element on its own line with its comma
+        parts = _parts(inside_text[:-1])
+        magic = parts is not None
     if parts is None:
         return None  # empty brackets, or a trailing comma already there
-    trailer = open_ > 0 and (s[open_ - 1].isalnum() or s[open_ - 1] in "_)]")
+    inner = indent + INDENT
+    if magic:
+        lines: list[str] = []
+        for part in parts:
+            element = _element_lines(part, inner, comma=True)
+            if element is None:
+                return None
+            lines.extend(element)
+        return [indent + head, *lines, indent + s[close] + tail]
     if len(parts) == 1 and not (trailer and s[open_] == "("):
         return None  # black's choice for one long subscript or display depends on more
-    body = _body_lines(parts, indent + INDENT, trailer=trailer)
+    if len(parts) == 1 and not _fits(inner + parts[0]) and parts[0][0] in "([{" and _is_display(parts[0]):
+        # a call's sole argument that is a tuple, list or dict too long for its line: on a
+        # line of its own, split in turn, with no comma after it (``f(\n    (\n        a,``)
+        alone = _explode(parts[0], inner, inside=True, nested=True)
+        return None if alone is None else [indent + head, *alone, indent + s[close] + tail]
+    body = _body_lines(parts, inner, trailer=trailer)
     return None if body is None else [indent + head, *body, indent + s[close] + tail]
+
+
+def _is_display(s: str) -> bool:
+    """``s`` is one bracketed display (its first bracket closes at its last character)."""
+    marks = _brackets(s)
+    return marks is not None and marks.get(len(s) - 1) == 0
 
 
 def _brackets(s: str) -> dict[int, int] | None:

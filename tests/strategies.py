@@ -211,8 +211,24 @@ def _object(draw: st.DrawFn, root: dict[str, Any], s: dict[str, Any], depth: int
         out[name] = draw(ANY_JSON)
     extra = s.get("additionalProperties", True)
     if extra is not False and depth < DEPTH and draw(st.integers(0, 3)) == 0:
-        key = draw(st.text(min_size=1, max_size=6).filter(lambda k: k not in props))
+        taken = set(props) | _attribute_names(props)
+        key = draw(st.text(min_size=1, max_size=6).filter(lambda k: k not in taken))
         out[key] = _value(draw, root, extra, depth + 1) if isinstance(extra, dict) else draw(ANY_JSON)
+    return out
+
+
+def _attribute_names(props: dict[str, Any]) -> set[str]:
+    """The Python attribute names the bindings may give these members (``_meta`` ->
+    ``meta``, ``mimeType`` -> ``mime_type``, ``type`` -> ``type_``). An unknown member
+    named so is the Pydantic style's one known limitation
+    (tests/render/test_pydantic_behaviour.py::test_an_unknown_member_named_like_an_aliased_attribute),
+    so the extra member drawn here is never one of them."""
+    from acpgen.naming import snake
+
+    out: set[str] = set()
+    for name in props:
+        attr = snake(name)
+        out.update({attr, attr + "_"})
     return out
 
 

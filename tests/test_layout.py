@@ -12,6 +12,8 @@ from pathlib import Path, PurePosixPath
 
 import black
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from black.mode import TargetVersion
 
 from acpgen import api
@@ -44,6 +46,12 @@ SHAPES = {
     "alias union, one operand per line": "ContentBlock: TypeAlias = TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceLinkContentBlock | ResourceContentBlock\n",
     "alias Annotated with a long union": 'ContentBlock: TypeAlias = Annotated[TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceLinkContentBlock | ResourceContentBlock, Field(discriminator="type")]\n',
     "nested call in a dict entry": '_SPECS.update(\n    {\n        "ContentBlock": _Tagged("type", {"text": "TextContentBlock", "image": "ImageContentBlock", "audio": "AudioContentBlock"}, default=None, fallback=None),\n    }\n)\n',
+    "annotation with keywords, call split": 'class A:\n    used: Annotated[int, Field(ge=0, le=18446744073709551615)] = Field(description="Tokens currently in context.")\n',
+    "annotation with keywords and a string, call exploded": f'class A:\n    total_tokens: Annotated[int, Field(ge=0, le=18446744073709551615)] = Field(validation_alias="totalTokens", serialization_alias="totalTokens", description="{D}")\n',
+    "a sole tuple argument in a dict entry": '_SPECS.update(\n    {\n        "ElicitationContentValue": _AnyOf((_STR, _Scalar((int,), "integer", ge=-9223372036854775808, le=9223372036854775807), _FLOAT, _BOOL, _List(_STR))),\n    }\n)\n',
+    "a sole tuple argument that fits its own line": '_SPECS.update(\n    {\n        "ErrorCode": _AnyOf((_Lit((-32700, -32600, -32601, -32602)), _Scalar((int,), "integer", ge=-2147483648))),\n    }\n)\n',
+    "a sole tuple argument of a statement": "UNION: Final = _AnyOf((_STR, _Scalar((int,), \"integer\", ge=-9223372036854775808, le=9223372036854775807), _FLOAT, _BOOL))\n",
+    "a one-tuple in a split call": '_SPECS.update(\n    {\n        "ElicitationUrlMode": _Obj(ElicitationUrlMode, (_F("elicitation_id", "elicitationId", _Ref("ElicitationId"), required=True), _F("url", "url", _STR, required=True)), extra="allow", groups=(_Group("anyOf", (_Branch("Session", base=_Ref("ElicitationSessionScope")), _Branch("Request", base=_Ref("ElicitationRequestScope")))),)),\n    }\n)\n',
     "element of a split tuple": 'METHODS: Final[tuple[MethodSpec, ...]] = (\n    MethodSpec("session/set_config_option", "agent", "request", SetSessionConfigOptionRequest, SetSessionConfigOptionResponse),\n    MethodSpec("a", "agent", "request", A, B),\n)\n',
 }
 
@@ -130,3 +138,47 @@ def test_black_is_rarely_needed_on_a_large_release(tmp_path: Path) -> None:
     statements = sum(t.text.count("\n") for t in laid)
     pending = sum(len(t.pending) for t in laid)
     assert pending <= 80, f"{pending} statements of {statements} lines went to black"
+
+
+def _mask_by_char(s: str) -> str:
+    """The definition of ``_mask``, one character at a time (its first version, kept here as
+    the oracle of the one-pass version)."""
+    from acpgen.layout import _TOKEN
+
+    out = list(s)
+    for m in _TOKEN.finditer(s):
+        if m.group() not in "()[]{}":
+            out[m.start() : m.end()] = "\0" * (m.end() - m.start())
+    depth = 0
+    for i, c in enumerate(out):
+        if c in ")]}":
+            depth -= 1
+        inner = depth > 0
+        if c in "([{":
+            depth += 1
+        if inner:
+            out[i] = "\0"
+    return "".join(out)
+
+
+_MASK_ALPHABET = st.sampled_from(list("ab_ ,:|=.()[]{}\"'\\#\n") + ['"""', "'''", 'r"', "x: int", "Field(", ")"])
+
+
+@given(st.lists(_MASK_ALPHABET, max_size=40).map("".join))
+def test_mask_blanks_strings_and_bracket_contents(text: str) -> None:
+    from acpgen.layout import _mask
+
+    assert _mask(text) == _mask_by_char(text)
+
+
+def test_mask_on_statements_it_lays_out() -> None:
+    from acpgen.layout import _mask
+
+    for text in (
+        'x: Annotated[list[Foo] | None, _NON_NULL] = Field(default=None, description="a (b) [c]")',
+        "Foo | Bar | Literal['x', \"y\"]",
+        "f(a, (b, c), [d], {e: f})) ] extra",
+        '"""doc (with) brackets""" + g(h)',
+    ):
+        assert _mask(text) == _mask_by_char(text)
+        assert len(_mask(text)) == len(text)

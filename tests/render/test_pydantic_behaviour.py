@@ -154,3 +154,21 @@ def test_method_table(pydantic_module: Loader) -> None:
     assert table[("terminal/create", "client")].params is m.CreateTerminalRequest  # meta + naming convention
     assert m.PROTOCOL_METHODS["$/cancel_request"].params is m.CancelRequestNotification
     assert m.PROTOCOL_VERSION == 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "known limitation (README, The Pydantic bindings): pydantic-core puts an unknown member "
+        "in model_fields_set under its own key, so an unknown 'meta' reads as the unset member "
+        "meta (wire '_meta') being set, and exclude_unset dumps it too. The exact fix needs the "
+        "input after validation: a Python hook per model instance, measured at -13% parse."
+    ),
+)
+def test_an_unknown_member_named_like_an_aliased_attribute(pydantic_module: Loader) -> None:
+    """Found by tests/test_properties.py (an extra key drawn as "meta"); the property test now
+    leaves such keys to this test."""
+    m = pydantic_module("maps_and_any.json")
+    value, back = roundtrip(m.Bag, {"meta": None})
+    assert value.meta is None and value.__pydantic_extra__ == {"meta": None}
+    assert back == {"meta": None}

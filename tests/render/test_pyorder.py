@@ -25,9 +25,14 @@ class D:
 
 
 def test_names_are_what_python_looks_up() -> None:
-    assert names_in('Annotated[Foo | None, _OnErrorDefault(None)]', None, "") == {"Annotated", "Foo", "_OnErrorDefault"}
-    assert names_in('Literal["Foo"]', 'Field(default="Bar", description="Baz")') == {"Literal", "Field"}
+    assert names_in("Annotated[Foo | None, _OnErrorDefault(None)]", None, "") == {"Annotated", "Foo", "None", "_OnErrorDefault"}
+    # strings are text, an attribute is no lookup, a keyword's name only adds a dependency
+    assert names_in('Literal["Foo", "a\\"Bar"] | x.Baz', 'Field(default="Bar", description="Baz")') == {
+        "Literal", "x", "Field", "default", "description"
+    }
     assert names_in("Annotated[\n    list[Annotated[Item, _SKIP_INVALID]] | None,\n    _NON_NULL,\n]") >= {"Item", "list"}
+    # deeper than Python's parser nests (a schema of 900 nested arrays): still read
+    assert names_in("list[" * 900 + "Leaf" + "]" * 900) == {"list", "Leaf"}
 
 
 def test_each_def_comes_after_what_it_uses_and_ties_keep_their_order() -> None:

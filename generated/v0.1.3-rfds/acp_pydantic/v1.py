@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 70ac6e326c782f44330f2a41a769d1fbd6e5adcc59035f6cd1c3450287252ae5
+# input-hash: c3cfe0193a866f99a33525ca928168e38f60c948c3e1ce1448735a637ad4b256
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (
