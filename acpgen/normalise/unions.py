@@ -142,9 +142,16 @@ def try_tagged(ctx: Context, node: UnionNode) -> ir.TaggedUnionDef | None:
     )
 
 
+def key_part(value: object) -> str:
+    """A tag value as it stands in its variant's key (``Union#value``): ``#`` separates
+    the union from the variant there (and a variant from a nested one), so a ``#`` in the
+    value is written ``%23`` (and ``%`` as ``%25``: two tags never share a key)."""
+    return str(value).replace("%", "%25").replace("#", "%23")
+
+
 def _variant(ctx: Context, union: str, tag: str, kind: str, m: _Member, pointer: str) -> ir.Variant:
     value = m.consts.get(tag)
-    vkey = f"{union}#{value}" if kind == "tagged" else f"{union}#{kind}"
+    vkey = f"{union}#{key_part(value)}" if kind == "tagged" else f"{union}#{kind}"
     # the tag member is read here, not as a field: its constant (or, in the fallback, its
     # string type)
     ctx.use(pointer, m.schema, "type")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
 from acpgen import api, ir
 
@@ -66,3 +67,23 @@ def test_a_member_that_fixes_no_variant_is_no_tag(tmp_path: Path, members: list[
     for style in ("pydantic", "dataclasses"):
         module = import_file(out / f"acp_{style}" / "v1.py")
         assert parse_as(style, module, "U", valid) == (True, valid), style
+
+
+@pytest.mark.parametrize("tags", [("text", "a#b"), ("#x", "y"), ("a#b", "a%23b")])
+def test_a_tag_holding_a_hash_builds_and_imports(tags: tuple[str, ...], tmp_path: Path) -> None:
+    """``#`` separates a union from its variant in a variant's key: a tag value holding one
+    (found by ``make fuzz``: a ``const`` replaced by a ``$ref`` string, then an internal
+    error in naming) is escaped there, and no two tags share a key."""
+    def member(tag: str) -> dict[str, object]:
+        return {"type": "object", "properties": {"type": {"type": "string", "const": tag}, "chunk": {"type": "string"}}, "required": ["type", "chunk"]}
+
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"$defs": {"Chunk": {"oneOf": [member(t) for t in tags]}}}))
+    keys = [v.key for v in next(d for d in api.build_ir(schema)[0].protocol.defs if d.key == "Chunk").variants]  # type: ignore[union-attr]
+    assert len(set(keys)) == len(tags) and all(k.count("#") == 1 for k in keys)
+    out = generate(schema, tmp_path / "out", ("pydantic", "dataclasses", "typeddict"))
+    for style in ("pydantic", "dataclasses", "typeddict"):
+        module = import_file(out / f"acp_{style}" / "v1.py")
+        assert module.Chunk is not None
+    value = TypeAdapter(import_file(out / "acp_pydantic" / "v1.py").Chunk).validate_json(json.dumps({"type": tags[-1], "chunk": "c"}))
+    assert value.type_ == tags[-1]
