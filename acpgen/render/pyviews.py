@@ -379,7 +379,6 @@ class _Builder(AliasBuilder):
 
 
 _C = TypeVar("_C")
-_A = TypeVar("_A")
 
 
 def ordered_classes(classes: dict[str, _C], bases: dict[str, str]) -> tuple[_C, ...]:
@@ -401,16 +400,19 @@ def ordered_classes(classes: dict[str, _C], bases: dict[str, str]) -> tuple[_C, 
     return tuple(out)
 
 
-def ordered_aliases(aliases: dict[str, tuple[_A, set[str]]]) -> tuple[_A, ...]:
-    """Sorted by name, each alias after the aliases its runtime value uses."""
-    out: list[_A] = []
+def ordered_aliases(aliases: dict[str, tuple[AliasView, set[str]]]) -> tuple[AliasView, ...]:
+    """Sorted by name, each alias after the aliases its runtime value uses: those given,
+    and every alias its expression names (``AuthMethod = TerminalAuthMethod |
+    SessionConfigId`` where ``SessionConfigId`` is an alias too; found by ``make fuzz``)."""
+    out: list[AliasView] = []
     state: dict[str, int] = {}
 
     def visit(name: str) -> None:
         if state.get(name):
             return  # done, or a cycle between aliases: leave the rest to lazy annotations
         state[name] = 1
-        for dep in sorted(aliases[name][1]):
+        view, given = aliases[name]
+        for dep in sorted(given | names_in(view.expr)):
             if dep in aliases:
                 visit(dep)
         state[name] = 2

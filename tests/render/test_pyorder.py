@@ -103,3 +103,32 @@ def test_every_fixture_module_is_written_in_order(tmp_path: Path) -> None:
             lazy.append(fixture)
         import_file(out / "acp_pydantic" / "v1.py")
     assert lazy == []
+
+
+@pytest.mark.parametrize("style", ["pydantic", "dataclasses", "typeddict"])
+def test_an_alias_comes_after_the_aliases_its_value_names(style: str, tmp_path: Path) -> None:
+    """``Auth = TerminalAuth | Zed`` (a tagged variant and a member that is an alias of
+    ``null``, sorted after it): its value is evaluated on import in every style, so ``Zed`` is written first
+    (found by ``make fuzz``: a def grafted to ``null``, NameError on import)."""
+    path = tmp_path / "schema.json"
+    path.write_text(
+        json.dumps(
+            {
+                "$defs": {
+                    "Auth": {
+                        "anyOf": [
+                            {"type": "object", "properties": {"type": {"type": "string", "const": "terminal"}}, "required": ["type"]},
+                            {"$ref": "#/$defs/Zed"},
+                        ]
+                    },
+                    "Zed": {"type": "null"},
+                }
+            }
+        )
+    )
+    out = generate(path, tmp_path / "out", (style,))
+    module_path = out / f"acp_{style}" / "v1.py"
+    text = module_path.read_text()
+    assert text.index("Zed: TypeAlias") < text.index("Auth: TypeAlias")
+    module = import_file(module_path)
+    assert module.Auth is not None
