@@ -306,7 +306,10 @@ class TaggedUnionDef:
         for v in (self.default_variant, self.fallback):
             if v is None:
                 continue
-            ruled_out = {x for member, values in v.excludes if member == self.tag for x in values}
+            # a value that is no string or number (an array ``const``) is never a tag
+            ruled_out = {
+                x for member, values in v.excludes if member == self.tag for x in values if isinstance(x, (str, int, float))
+            }
             if not known & ruled_out and not (v.kind == "fallback" and v.excludes):
                 return v
         return None

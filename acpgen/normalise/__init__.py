@@ -68,7 +68,7 @@ def declares_batches(root: object) -> bool:
     for keyword in ("anyOf", "oneOf"):
         members = root.get(keyword)
         if isinstance(members, list) and any(
-            isinstance(m, dict) and (m.get("type") == "array" or "array" in (m.get("type") or ()))
+            isinstance(m, dict) and (m.get("type") == "array" or (isinstance(m.get("type"), list) and "array" in m["type"]))
             for m in members
         ):
             return True

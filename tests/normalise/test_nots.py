@@ -77,3 +77,36 @@ def test_a_form_without_its_required_is_refused(tmp_path: Path, guard: dict[str,
     with pytest.raises(AcpgenError) as exc:
         api.build_ir(schema)
     assert [(d.code, d.pointer) for d in exc.value.diagnostics] == [("ACPG207", "/$defs/X/not")]
+
+
+def test_a_not_ruling_out_an_array_const_is_no_crash(tmp_path: Path) -> None:
+    """Found by ``make fuzz``: an untagged default variant whose ``not`` rules out a tag
+    ``const`` that is an array (unhashable) made ``TaggedUnionDef.catch_all`` raise
+    ``TypeError``. A value that is no string or number can never be a tag: it rules out
+    none, and the build goes on (or stops with a catalogued diagnostic)."""
+    schema = tmp_path / "schema.json"
+    schema.write_text(
+        json.dumps(
+            {
+                "$defs": {
+                    "Update": {
+                        "anyOf": [
+                            {"type": "object", "properties": {"kind": {"type": "string", "const": "a"}}, "required": ["kind"]},
+                            {
+                                "type": "object",
+                                "properties": {"text": {"type": "string"}},
+                                "not": {"anyOf": [{"properties": {"kind": {"const": [1, "a"]}}, "required": ["kind"]}]},
+                            },
+                        ]
+                    }
+                }
+            }
+        )
+    )
+    try:
+        out = generate(schema, tmp_path / "out", ("pydantic", "dataclasses", "typeddict"))
+    except AcpgenError as exc:  # refused out loud is fine; an internal error is not
+        assert exc.diagnostics
+        return
+    for style in ("pydantic", "dataclasses", "typeddict"):
+        import_file(out / f"acp_{style}" / "v1.py")

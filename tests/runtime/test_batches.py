@@ -49,6 +49,8 @@ def test_the_ir_records_declared_batches(tmp_path: Path) -> None:
     assert declares_batches({"anyOf": [{"type": "object"}, BATCH_MEMBER]})
     assert declares_batches({"oneOf": [{"type": ["array"]}]})
     assert not declares_batches({"anyOf": [{"type": "object"}]})
+    # a malformed type is not a batch member, and no crash (found by make fuzz: ``type: true``)
+    assert not declares_batches({"anyOf": [{"type": True}, {"type": 3}, {"type": {"array": 1}}]})
     (plain,) = api.build_ir(SCHEMAS / "rpc")
     (batches,) = api.build_ir(batch_schema(tmp_path / "rpc_batches"))
     assert (plain.protocol.batches, batches.protocol.batches) == (False, True)
