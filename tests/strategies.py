@@ -20,6 +20,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from acpgen.naming import snake
+
 DEPTH = 4
 ANNOTATIONS = {
     "description",
@@ -223,8 +225,6 @@ def _attribute_names(props: dict[str, Any]) -> set[str]:
     named so is the Pydantic style's one known limitation
     (tests/render/test_pydantic_behaviour.py::test_an_unknown_member_named_like_an_aliased_attribute),
     so the extra member drawn here is never one of them."""
-    from acpgen.naming import snake
-
     out: set[str] = set()
     for name in props:
         attr = snake(name)

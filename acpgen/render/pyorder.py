@@ -15,7 +15,7 @@ annotations and the order given.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping, Protocol, Sequence, TypeVar
+from typing import Iterable, Literal, Mapping, Protocol, Sequence, TypeVar
 
 
 class _Def(Protocol):
@@ -43,27 +43,40 @@ def names_in(*expressions: str | None) -> set[str]:
     return out
 
 
-def eager_order(defs: Sequence[D], uses: Mapping[str, Iterable[str]]) -> tuple[D, ...] | None:
-    """``defs`` so that each comes after every other def its ``uses`` names, else
-    ``None`` (the defs use each other in a cycle). Ties keep the order of ``defs``."""
-    by_name = {d.name: d for d in defs}
+def dependency_order(
+    names: Sequence[str], uses: Mapping[str, Iterable[str]], *, cycles: Literal["fail", "skip"]
+) -> list[str] | None:
+    """``names`` so that each comes after every other of ``names`` it ``uses``; ties keep
+    the order of ``names``. A cycle gives ``None`` (``cycles="fail"``) or is left as it is
+    met (``"skip"``: lazy annotations take care of it). The one ordering of the Python
+    modules: classes after their bases, aliases after the aliases their value names, and
+    the eager order of a Pydantic module."""
+    known = set(names)
     state: dict[str, int] = {}  # 1: being placed, 2: placed
-    out: list[D] = []
+    out: list[str] = []
 
     def place(name: str) -> bool:
         if state.get(name) == 2:
             return True
         if state.get(name) == 1:
-            return False  # a cycle
+            return cycles == "skip"
         state[name] = 1
         for dep in sorted(set(uses.get(name, ()))):  # itself too: a class body cannot use its class
-            if dep in by_name and not place(dep):
+            if dep in known and not place(dep):
                 return False
         state[name] = 2
-        out.append(by_name[name])
+        out.append(name)
         return True
 
-    for d in defs:
-        if not place(d.name):
+    for name in names:
+        if not place(name):
             return None
-    return tuple(out)
+    return out
+
+
+def eager_order(defs: Sequence[D], uses: Mapping[str, Iterable[str]]) -> tuple[D, ...] | None:
+    """``defs`` so that each comes after every other def its ``uses`` names, else
+    ``None`` (the defs use each other in a cycle). Ties keep the order of ``defs``."""
+    by_name = {d.name: d for d in defs}
+    order = dependency_order([d.name for d in defs], uses, cycles="fail")
+    return None if order is None else tuple(by_name[n] for n in order)

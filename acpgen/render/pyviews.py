@@ -10,7 +10,7 @@ from acpgen import ir
 from acpgen.layout import LINE_LENGTH
 from acpgen.naming import Names
 from acpgen.render.alternatives import alternatives_table, black_lines, merged_members
-from acpgen.render.pyorder import eager_order, names_in
+from acpgen.render.pyorder import dependency_order, eager_order, names_in
 from acpgen.render.pytypes import TypeWriter, bounded_open_enum, null_aliases, null_default, py_literal, refs_of, unset_on_error
 
 
@@ -383,44 +383,17 @@ _C = TypeVar("_C")
 
 def ordered_classes(classes: dict[str, _C], bases: dict[str, str]) -> tuple[_C, ...]:
     """Sorted by name, each base class before its subclasses."""
-    out: list[_C] = []
-    done: set[str] = set()
-
-    def visit(name: str) -> None:
-        if name in done:
-            return
-        base = bases.get(name)
-        if base is not None and base in classes:
-            visit(base)
-        done.add(name)
-        out.append(classes[name])
-
-    for name in sorted(classes):
-        visit(name)
-    return tuple(out)
+    uses = {name: (bases[name],) for name in classes if name in bases}
+    return tuple(classes[n] for n in dependency_order(sorted(classes), uses, cycles="skip") or ())
 
 
 def ordered_aliases(aliases: dict[str, tuple[AliasView, set[str]]]) -> tuple[AliasView, ...]:
     """Sorted by name, each alias after the aliases its runtime value uses: those given,
     and every alias its expression names (``AuthMethod = TerminalAuthMethod |
-    SessionConfigId`` where ``SessionConfigId`` is an alias too; found by ``make fuzz``)."""
-    out: list[AliasView] = []
-    state: dict[str, int] = {}
-
-    def visit(name: str) -> None:
-        if state.get(name):
-            return  # done, or a cycle between aliases: leave the rest to lazy annotations
-        state[name] = 1
-        view, given = aliases[name]
-        for dep in sorted(given | names_in(view.expr)):
-            if dep in aliases:
-                visit(dep)
-        state[name] = 2
-        out.append(aliases[name][0])
-
-    for name in sorted(aliases):
-        visit(name)
-    return tuple(out)
+    SessionConfigId`` where ``SessionConfigId`` is an alias too; found by ``make fuzz``).
+    A cycle between aliases is left to lazy annotations."""
+    uses = {name: given | names_in(view.expr) for name, (view, given) in aliases.items()}
+    return tuple(aliases[n][0] for n in dependency_order(sorted(aliases), uses, cycles="skip") or ())
 
 
 def def_lines(indent: str, head: str, params: tuple[str, ...], tail: str) -> str:
