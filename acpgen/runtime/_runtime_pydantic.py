@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, ClassVar, Final, Typ
 
 from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
-from pydantic_core import CoreSchema, core_schema, to_json
+from pydantic_core import CoreSchema, PydanticOmit, core_schema, to_json
 
 from ._jsonrpc import Codec, MethodSpec
 from ._alternatives import (
@@ -73,6 +73,31 @@ class AcpBaseModel(BaseModel):
     # BaseModel.__init__ and RootModel.__init__), so unknown members stay welcome there
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
+    # A member left absent by the schema's leniency (an optional member that cannot be
+    # null, given an invalid value: ``_OnErrorDefault(omit=True)``, ``_OnNull(omit=True)``)
+    # is not in the instance's ``__dict__``: pydantic-core leaves it out, which costs
+    # nothing per message where a model validator would run Python for every instance.
+    # It reads as its default, and compares equal to the member never sent.
+
+    if not TYPE_CHECKING:  # as BaseModel's own: attribute typos stay type errors
+
+        def __getattr__(self, name: str) -> Any:
+            field = type(self).__pydantic_fields__.get(name)
+            if field is not None:
+                return field.get_default(call_default_factory=True)
+            return super().__getattr__(name)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is type(self) and self.__dict__.keys() != other.__dict__.keys():
+            fields = type(self).__pydantic_fields__
+            return (
+                [getattr(self, name) for name in fields]
+                == [getattr(other, name) for name in fields]
+                and self.__pydantic_extra__ == other.__pydantic_extra__
+                and self.__pydantic_private__ == other.__pydantic_private__
+            )
+        return super().__eq__(other)
+
 
 _INIT_INFO: dict[type, tuple[dict[str, str], tuple[str, ...]]] = {}
 
@@ -92,24 +117,31 @@ def _init_info(cls: type[BaseModel]) -> tuple[dict[str, str], tuple[str, ...]]:
 
 class _OnErrorDefault:
     """``x-deserialize-default-on-error``: an invalid value becomes the default (on a
-    ``required`` member, absence stays an error)."""
+    ``required`` member, absence stays an error; ``omit``: an optional member that
+    cannot be null is left absent)."""
 
-    __slots__ = ("default", "factory", "required")
+    __slots__ = ("default", "factory", "required", "omit")
 
     def __init__(
         self,
         default: Any = None,
         factory: Callable[[], Any] | None = None,
         required: bool = False,
+        omit: bool = False,
     ) -> None:
         self.default = default
         self.factory = factory
         self.required = required
+        self.omit = omit
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> CoreSchema:
         schema = handler(source)
+        if self.omit:
+            # pydantic-core leaves the member out of the instance and of its set members,
+            # with no Python on the path; AcpBaseModel reads it as absent
+            return core_schema.with_default_schema(schema, on_error="omit")
         if self.required:
             # pydantic-core's own default-on-error, with no Python on the path; the
             # chain's second step hides the default from the field, so that absence
@@ -138,23 +170,30 @@ _LenientStr: TypeAlias = Annotated[str | None, _OnErrorDefault(None)]
 
 
 class _OnNull:
-    """``x-deserialize-default-on-null``: ``null`` reads as the default."""
+    """``x-deserialize-default-on-null``: ``null`` reads as the default (``omit``: as an
+    absent member)."""
 
-    __slots__ = ("default", "factory")
+    __slots__ = ("default", "factory", "omit")
 
     def __init__(
-        self, default: Any = None, factory: Callable[[], Any] | None = None
+        self,
+        default: Any = None,
+        factory: Callable[[], Any] | None = None,
+        omit: bool = False,
     ) -> None:
         self.default = default
         self.factory = factory
+        self.omit = omit
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> CoreSchema:
-        default, factory = self.default, self.factory
+        default, factory, omit = self.default, self.factory, self.omit
 
         def on_null(value: Any, inner: Callable[[Any], Any]) -> Any:
             if value is None:
+                if omit:
+                    raise PydanticOmit
                 return factory() if factory is not None else default
             return inner(value)
 

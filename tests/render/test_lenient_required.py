@@ -73,6 +73,14 @@ def test_absent_required_members_stay_errors(modules: dict[str, ModuleType]) -> 
             assert parse_as(style, modules[style], "ListResponse", value) == (False, None)
 
 
+def test_null_read_as_absent_compares_as_absent(modules: dict[str, ModuleType]) -> None:
+    m = modules["pydantic"]
+    parsed = m.ListResponse.model_validate_json(json.dumps({**BASE, "tags": None}))
+    assert parsed.tags is None and "tags" not in parsed.model_fields_set
+    assert parsed == m.ListResponse.model_validate(BASE)
+    assert not m.ListResponse.__pydantic_decorators__.model_validators
+
+
 def test_the_mark_is_read_into_the_ir() -> None:
     (built,) = api.build_ir(FIXTURE)
     fields = {f.wire_name: f for f in built.protocol.def_map()["ListResponse"].fields}  # type: ignore[union-attr]

@@ -98,6 +98,15 @@ def test_defaults_are_applied_but_not_dumped(pydantic_module: Loader) -> None:
     assert back == {}
     assert value.flag is False and value.items == [] and value.obj.n == 1 and value.kind == "object"
     assert value.map == {} and value.num == 0.5
+    assert isinstance(value.choice, m.Inner) and value.choice.n == 2  # a union's default
+
+
+def test_a_union_default_is_built_without_a_new_adapter(pydantic_module: Loader, monkeypatch: pytest.MonkeyPatch) -> None:
+    m = pydantic_module("defaults.json")
+    built: list[Any] = []
+    monkeypatch.setattr(m, "TypeAdapter", lambda tp: built.append(tp) or TypeAdapter(tp))
+    first, second = (m.Defaults.model_validate_json("{}").choice for _ in range(2))
+    assert first == second and first is not second and built == []
 
 
 def test_keywords_and_builtins_as_property_names(pydantic_module: Loader) -> None:
@@ -125,6 +134,24 @@ def test_lenient_fields(pydantic_module: Loader) -> None:
         assert value.args is None and "args" not in value.model_fields_set
         assert value.model_dump(mode="json", by_alias=True, exclude_unset=True) == {"priority": 1.5}
     assert m.Lenient.model_validate({"args": ["a"]}).args == ["a"]
+
+
+def test_a_dropped_member_reads_as_absent(pydantic_module: Loader) -> None:
+    """An optional member that cannot be null, with default-on-error: pydantic-core drops a
+    bad value itself (no Python runs per instance); the member then reads, compares and
+    dumps as an absent one."""
+    m = pydantic_module("lenient.json")
+    absent = m.Lenient(priority=1.5)
+    for bad in (None, 3, ["a", 1]):
+        parsed = m.Lenient.model_validate_json(json.dumps({"args": bad, "priority": 1.5}))
+        assert parsed.args is None and parsed == absent and absent == parsed
+        assert parsed != m.Lenient(priority=1.5, args=["a"])
+        assert m.Lenient.model_validate_json(json.dumps({"args": bad, "priority": 1.5, "x": 1})) != absent
+        assert parsed.model_dump(by_alias=True, exclude_unset=True) == {"priority": 1.5}
+        assert parsed.model_copy(update={"args": ["b"]}).args == ["b"]
+        with pytest.raises(AttributeError):
+            parsed.no_such_member  # noqa: B018
+    assert not m.Lenient.__pydantic_decorators__.model_validators
 
 
 def test_meta_round_trips_untouched(pydantic_module: Loader) -> None:

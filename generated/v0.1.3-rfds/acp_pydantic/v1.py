@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: c3cfe0193a866f99a33525ca928168e38f60c948c3e1ce1448735a637ad4b256
+# input-hash: ded4df2a20b57a099df406e97b2a65c3ac90ebeb67d3ca543996bb087bf36b7a
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (
@@ -39,6 +39,7 @@ from ._runtime import (
     _check_alternatives,
     _Group,
     _route,
+    _strict,
 )
 
 _CODEC: Final = PydanticCodec()
@@ -92,7 +93,7 @@ class AgentCapabilities(AcpBaseModel):
         description="Whether the agent supports `session/load`.",
     )
     prompt_capabilities: PromptCapabilities = Field(
-        default_factory=lambda: PromptCapabilities.model_validate(
+        default_factory=lambda: PromptCapabilities.__pydantic_validator__.validate_python(
             {"audio": False, "embeddedContext": False, "image": False}
         ),
         validation_alias="promptCapabilities",
@@ -486,7 +487,7 @@ class ClientCapabilities(AcpBaseModel):
     """
 
     fs: FileSystemCapability = Field(
-        default_factory=lambda: FileSystemCapability.model_validate(
+        default_factory=lambda: FileSystemCapability.__pydantic_validator__.validate_python(
             {"readTextFile": False, "writeTextFile": False}
         ),
         description="File system capabilities supported by the client.\nDetermines which file operations the agent can request.",
@@ -689,7 +690,7 @@ class InitializeRequest(AcpBaseModel):
     """
 
     client_capabilities: ClientCapabilities = Field(
-        default_factory=lambda: ClientCapabilities.model_validate(
+        default_factory=lambda: ClientCapabilities.__pydantic_validator__.validate_python(
             {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
         ),
         validation_alias="clientCapabilities",
@@ -712,7 +713,7 @@ class InitializeResponse(AcpBaseModel):
     """
 
     agent_capabilities: AgentCapabilities = Field(
-        default_factory=lambda: AgentCapabilities.model_validate(
+        default_factory=lambda: AgentCapabilities.__pydantic_validator__.validate_python(
             {
                 "loadSession": False,
                 "promptCapabilities": {
