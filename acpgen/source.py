@@ -29,7 +29,14 @@ def escape_token(token: str) -> str:
 
 
 def pointer_join(base: str, *tokens: str | int) -> str:
-    return base + "".join("/" + escape_token(str(t)) for t in tokens)
+    # on every node of every schema read: a loop, and an escape only where one is needed
+    out = base
+    for token in tokens:
+        text = token if type(token) is str else str(token)
+        if "~" in text or "/" in text:
+            text = escape_token(text)
+        out += "/" + text
+    return out
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,10 @@ class Context:
     def use(self, pointer: str, schema: Any, *keywords: str) -> None:
         """Record that the keywords of ``schema`` (at ``pointer``) were read into the IR."""
         if isinstance(schema, dict):
-            self.consumed.update((pointer, k) for k in keywords if k in schema)
+            consumed = self.consumed
+            for k in keywords:
+                if k in schema:
+                    consumed.add((pointer, k))
 
     # -- diagnostics ---------------------------------------------------------------
     def error(self, code: str, message: str, pointer: str) -> AcpgenError:
