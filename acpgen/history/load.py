@@ -4,8 +4,10 @@ consecutive pair compared once with ``acpgen diff``'s machinery (read-only)."""
 from __future__ import annotations
 
 import json
+import os
 import re
-from dataclasses import replace
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from acpgen.diff import Change, Release, diff_releases, load_release
@@ -60,36 +62,100 @@ def expand(path: Path) -> list[Path]:
     return folders
 
 
-def _step(release: Release, changes: list[Change], name: str, before: str | None) -> Step:
-    return Step(
-        name,
-        release_anchor(name),
+@dataclass(frozen=True)
+class _Read:
+    """One release as a history needs it: no IR, only what its step is made of (small
+    enough to come back from another process)."""
+
+    label: str
+    name: str
+    files: dict[str, frozenset[str]]
+    changes: tuple[Change, ...]
+    digests: tuple[str, ...]
+
+
+def _read(release: Release, changes: list[Change]) -> _Read:
+    return _Read(
+        release.label,
+        release.name,
         {f: elements(p) for f, p in release.files.items()},
         tuple(changes),
-        before,
         tuple(sorted(f"{p.source_sha256}:{p.meta_sha256 or ''}" for p in release.files.values())),
     )
 
 
-def load_history(paths: list[Path], names: list[str] | None = None, stable_only: bool = False) -> History:
-    """Each release loaded once; each consecutive pair compared once."""
-    problems = Collector()
+def _read_span(
+    paths: list[Path], names: list[str] | None, stable_only: bool, start: int, end: int
+) -> tuple[list[_Read], list[Diagnostic]]:
+    """Releases ``start`` to ``end`` (excluded), each compared with the one before it (the
+    release before ``start`` is loaded for that too)."""
+    problems: list[Diagnostic] = []
     releases: list[Release] = []
     memo: dict[object, object] = {}  # a file unchanged since an earlier release is built once
-    for i, path in enumerate(paths):
+    for i in range(max(start - 1, 0), end):
         try:
-            releases.append(load_release(path, name=names[i] if names else None, memo=memo))
+            releases.append(load_release(paths[i], name=names[i] if names else None, memo=memo))
         except AcpgenError as exc:
-            problems.extend(exc)
+            problems.extend(exc.diagnostics)  # the seam's twice: AcpgenError keeps one
+    if problems:
+        return [], problems  # a release that cannot be read fails the history
+    first = 1 if start else 0
+    out = [_read(r, diff_releases(releases[k - 1], r, stable_only) if k else []) for k, r in enumerate(releases)]
+    return out[first:], problems
+
+
+def _jobs(count: int, jobs: int | None) -> int:
+    """Processes to read ``count`` releases with: one per CPU this process may use, with
+    at least 12 releases each (below that, starting a process costs more than it saves)."""
+    if jobs is None:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        jobs = min(cpus, count // 12)
+    return max(1, min(jobs, count))
+
+
+def _size(path: Path) -> int:
+    """The bytes of a release's schema files: what reading it costs, roughly."""
+    if path.is_file():
+        return path.stat().st_size
+    return sum(f.stat().st_size for f in path.rglob("*.json"))
+
+
+def _bounds(sizes: list[int], n: int) -> list[int]:
+    """``n`` consecutive spans of about the same size (later releases are much larger)."""
+    total, bounds, acc = sum(sizes) or 1, [0], 0
+    for i, size in enumerate(sizes):
+        acc += size
+        if len(bounds) < n and acc * n >= total * len(bounds) and i + 1 < len(sizes):
+            bounds.append(i + 1)
+    return bounds + [len(sizes)]
+
+
+def load_history(
+    paths: list[Path], names: list[str] | None = None, stable_only: bool = False, jobs: int | None = None
+) -> History:
+    """Each release loaded once; each consecutive pair compared once. A long history is
+    read in consecutive spans by several processes (``jobs``, default: one per CPU), each
+    loading the release before its span again to compare across the seam; the steps are
+    the same to the byte whatever the split."""
+    n = _jobs(len(paths), jobs)
+    bounds = _bounds([_size(p) for p in paths], n)
+    spans = [(paths, names, stable_only, a, b) for a, b in zip(bounds, bounds[1:])]
+    if n == 1:
+        results = [_read_span(*span) for span in spans]
+    else:
+        with ProcessPoolExecutor(n) as pool:
+            results = list(pool.map(_read_span, *zip(*spans)))
+    problems = Collector()
+    for _, found in results:
+        problems.items.extend(found)
     problems.raise_if_any()
-    labels = [r.label for r in releases]
+    reads = [r for span, _ in results for r in span]
+    labels = [r.label for r in reads]
     if len(set(labels)) < len(labels):
-        labels = [r.name for r in releases]
+        labels = [r.name for r in reads]
     steps: list[Step] = []
-    for i, r in enumerate(releases):
-        prev = releases[i - 1] if i else None
-        changes = diff_releases(prev, r, stable_only) if prev is not None else []
-        step = _step(r, changes, labels[i], labels[i - 1] if i else None)
+    for i, r in enumerate(reads):
+        step = Step(labels[i], release_anchor(labels[i]), r.files, r.changes, labels[i - 1] if i else None, r.digests)
         if any(s.anchor == step.anchor for s in steps):  # two names of one slug: each its own section
             step = replace(step, anchor=f"{step.anchor}-{i + 1}")
         steps.append(step)
