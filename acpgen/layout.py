@@ -259,6 +259,11 @@ def _body_lines(parts: list[str], inner: str, trailer: bool) -> list[str] | None
         return [inner + joined]
     if len(parts) == 1:
         return [inner + parts[0]] if _ATOM.fullmatch(parts[0]) else None
+    return _elements(parts, inner)
+
+
+def _elements(parts: list[str], inner: str) -> list[str] | None:
+    """One element per line (or per laid-out block), each with its comma."""
     out: list[str] = []
     for part in parts:
         lines = _element_lines(part, inner, comma=True)
@@ -354,13 +359,8 @@ def _explode(s: str, indent: str, inside: bool, nested: bool = False) -> list[st
         return None  # empty brackets, or a trailing comma already there
     inner = indent + INDENT
     if magic:
-        lines: list[str] = []
-        for part in parts:
-            element = _element_lines(part, inner, comma=True)
-            if element is None:
-                return None
-            lines.extend(element)
-        return [indent + head, *lines, indent + s[close] + tail]
+        lines = _elements(parts, inner)
+        return None if lines is None else [indent + head, *lines, indent + s[close] + tail]
     if len(parts) == 1 and not (trailer and s[open_] == "("):
         return None  # black's choice for one long subscript or display depends on more
     if len(parts) == 1 and not _fits(inner + parts[0]) and parts[0][0] in "([{" and _is_display(parts[0]):

@@ -82,14 +82,15 @@ def diff_releases(old: Release, new: Release, stable_only: bool = False) -> list
         if n is None:
             out.append(make(name, "file-removed", name, f"schema file {name} is gone", frozenset({"agent", "client"})))
             continue
-        other = name.replace(".json", ".unstable.json") if not name.endswith(".unstable.json") else None
-        pair = Pair(name, o, n, old.files.get(other) if other else None, new.files.get(other) if other else None)
         if _same(o, n):
             # the same IR on both sides (a history's unchanged file): nothing to find. The
             # other-stability files are read only for an item that left or joined this
             # file (base.left_stable, base.became_stable), and none did
             continue
-        out.extend(compare(pair))
+        other = name.replace(".json", ".unstable.json") if not name.endswith(".unstable.json") else None
+        out.extend(
+            compare(Pair(name, o, n, old.files.get(other) if other else None, new.files.get(other) if other else None))
+        )
     return sorted(out, key=Change.sort_key)
 
 

@@ -99,9 +99,9 @@ def _read_span(
             problems.extend(exc.diagnostics)  # the seam's twice: AcpgenError keeps one
     if problems:
         return [], problems  # a release that cannot be read fails the history
-    first = 1 if start else 0
-    out = [_read(r, diff_releases(releases[k - 1], r, stable_only) if k else []) for k, r in enumerate(releases)]
-    return out[first:], problems
+    first = 1 if start else 0  # the seam's release is read by the span it is in
+    changes = [diff_releases(releases[k - 1], r, stable_only) if k else [] for k, r in enumerate(releases)]
+    return [_read(r, changes[k]) for k, r in enumerate(releases) if k >= first], problems
 
 
 def _jobs(count: int, jobs: int | None) -> int:
@@ -138,7 +138,7 @@ def load_history(
     loading the release before its span again to compare across the seam; the steps are
     the same to the byte whatever the split."""
     n = _jobs(len(paths), jobs)
-    bounds = _bounds([_size(p) for p in paths], n)
+    bounds = _bounds([_size(p) for p in paths], n) if n > 1 else [0, len(paths)]
     spans = [(paths, names, stable_only, a, b) for a, b in zip(bounds, bounds[1:])]
     if n == 1:
         results = [_read_span(*span) for span in spans]
