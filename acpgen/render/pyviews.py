@@ -222,7 +222,8 @@ class _Builder(AliasBuilder):
             has, value = ir.lenient_value(f, self.defs)
             if has:
                 ann = f"Annotated[{ann}, _OnErrorDefault({self.marker_args(f, value)}, required=True)]"
-        elif f.default_on_error and default is not None:
+        on_null = null_default(f, self.defs, force_optional)
+        if f.default_on_error and default is not None:
             kind, expr = default
             if unset_on_error(f, self.defs, force_optional):
                 # a member that cannot be null: a bad value leaves it absent (pydantic-core
@@ -230,11 +231,15 @@ class _Builder(AliasBuilder):
                 marker = "_OnErrorDefault(omit=True)"
             elif kind == "default":
                 marker = f"_OnErrorDefault({expr})"
+            elif expr.startswith("lambda") and on_null is None:
+                # an object: absent or invalid, the member is left absent by pydantic-core
+                # and its default built on first read, not for every message (_lazy)
+                marker = "_OnErrorDefault(omit=True)"
+                default = ("default", f"_lazy({expr})")
             else:
                 marker = f"_OnErrorDefault(factory={expr})"
             ann = f"Annotated[{ann}, {marker}]"
         ann = SHARED_ANNOTATIONS.get(ann, ann)
-        on_null = null_default(f, self.defs, force_optional)
         if on_null is not None:
             # null reads as the lenient value; an optional member without one is left absent
             has, value = on_null
@@ -242,6 +247,8 @@ class _Builder(AliasBuilder):
         args: list[str] = []
         if default is not None:
             args.append(f"{default[0]}={default[1]}")
+            if default[1].startswith("_lazy("):
+                args.append("validate_default=True")
         if attr != f.wire_name:
             args.append(wire_alias(f.wire_name))
         if f.description:

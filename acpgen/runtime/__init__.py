@@ -9,7 +9,8 @@ generated header, into every package acpgen writes (``acpgen.render.render_packa
   connection (line reader, lifecycle, ordering, backpressure, cancellation);
 * ``_alternatives.py``: sibling unions, checked on an object's wire form;
 * ``_runtime_<style>.py``: the style's base classes, leniency markers and codec, written as
-  ``_runtime.py`` in the package.
+  ``_runtime.py`` in the package; a style's other modules ``_<name>_<style>.py`` are written
+  as ``_<name>.py`` (``_codec_pydantic.py``: the Pydantic codec).
 
 Nothing here names a method or a type of ACP: the generated modules bind it to their own
 method table. The files import each other relatively, so the copies work wherever a package
@@ -29,12 +30,20 @@ SHARED = ("_jsonrpc.py", "_router.py", "_connection.py", "_skim.py", "_alternati
 
 
 def package_files(style: str) -> tuple[tuple[str, Path], ...]:
-    """(file name in the generated package, source file) for each runtime file of ``style``."""
+    """(file name in the generated package, source file) for each runtime file of ``style``:
+    ``_runtime_<style>.py`` as ``_runtime.py``, any other ``_<name>_<style>.py`` as
+    ``_<name>.py``, then the shared modules."""
     own = RUNTIME_DIR / f"_runtime_{style}.py"
     if not own.is_file():
         raise ValueError(f"no runtime for style {style!r}")
+    suffix = f"_{style}.py"
+    extra = tuple(
+        (p.name[: -len(suffix)] + ".py", p)
+        for p in sorted(RUNTIME_DIR.glob(f"_*{suffix}"))
+        if p != own
+    )
     shared = tuple((name, RUNTIME_DIR / name) for name in SHARED)
-    return (("_runtime.py", own),) + shared
+    return (("_runtime.py", own),) + extra + shared
 
 
 @lru_cache(maxsize=None)

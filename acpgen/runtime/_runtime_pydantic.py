@@ -1,16 +1,25 @@
 """What every module of this package shares (Pydantic v2): the base model, the markers
-that implement the schema's ``x-deserialize-*`` leniency, tagged-union routing and the
-JSON-RPC codec. Imported relatively by the modules beside it."""
+that implement the schema's ``x-deserialize-*`` leniency and tagged-union routing (the
+JSON-RPC codec is ``_codec.py``). Imported relatively by the modules beside it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Callable, ClassVar, Final, TypeAlias
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Callable,
+    ClassVar,
+    Final,
+    TypeAlias,
+    TypeVar,
+    cast,
+)
 
 from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
-from pydantic_core import CoreSchema, PydanticOmit, core_schema, to_json
+from pydantic_core import CoreSchema, PydanticOmit, core_schema
 
-from ._jsonrpc import Codec, MethodSpec
 from ._alternatives import (
     _alternatives_problem as _alternatives_problem,
     _Branch as _Branch,
@@ -77,15 +86,51 @@ class AcpBaseModel(BaseModel):
     # null, given an invalid value: ``_OnErrorDefault(omit=True)``, ``_OnNull(omit=True)``)
     # is not in the instance's ``__dict__``: pydantic-core leaves it out, which costs
     # nothing per message where a model validator would run Python for every instance.
-    # It reads as its default, and compares equal to the member never sent.
+    # It reads as its default, and compares equal to the member never sent. So does a
+    # member whose default is an object (``_lazy``), absent or invalid: its default is
+    # built on its first read, and kept (a change to it stays), not for every message.
+    # Full dumps, ``repr`` and iteration build such defaults first, and show them.
 
     if not TYPE_CHECKING:  # as BaseModel's own: attribute typos stay type errors
 
         def __getattr__(self, name: str) -> Any:
             field = type(self).__pydantic_fields__.get(name)
             if field is not None:
+                default = field.default
+                if type(default) is _Lazy:
+                    value = self.__dict__[name] = default.factory()
+                    return value
                 return field.get_default(call_default_factory=True)
             return super().__getattr__(name)
+
+        def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+            if not kwargs.get("exclude_unset"):
+                _build_defaults(self)
+            return super().model_dump(**kwargs)
+
+        def model_dump_json(self, **kwargs: Any) -> str:
+            if not kwargs.get("exclude_unset"):
+                _build_defaults(self)
+            return super().model_dump_json(**kwargs)
+
+        def __iter__(self) -> Any:
+            _build_own_defaults(self)
+            return super().__iter__()
+
+        def __repr_args__(self) -> Any:
+            _build_own_defaults(self)
+            return super().__repr_args__()
+
+        @classmethod
+        def model_construct(
+            cls, _fields_set: set[str] | None = None, **values: Any
+        ) -> Any:
+            built = super().model_construct(_fields_set, **values)
+            # pydantic puts each field's default in: an object's default is built on read
+            for name in _lazy_names(cls):
+                if type(built.__dict__.get(name)) is _Lazy:
+                    del built.__dict__[name]
+            return built
 
     def __eq__(self, other: object) -> bool:
         if type(other) is type(self) and self.__dict__.keys() != other.__dict__.keys():
@@ -97,6 +142,72 @@ class AcpBaseModel(BaseModel):
                 and self.__pydantic_private__ == other.__pydantic_private__
             )
         return super().__eq__(other)
+
+
+class _Lazy:
+    """The default of a member that is an object (``_lazy``): pydantic-core keeps it as
+    the field's default without a copy per message (it is hashable) and validates it,
+    which fails, so the member is left absent (``_OnErrorDefault(omit=True)``) and built
+    on its first read (``AcpBaseModel.__getattr__``). It compares equal to the default it
+    builds (``model_dump(exclude_defaults=True)``)."""
+
+    __slots__ = ("factory",)
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self.factory = factory
+
+    __hash__ = object.__hash__
+
+    def __eq__(self, other: object) -> bool:
+        return other is self or bool(self.factory() == other)
+
+    def __repr__(self) -> str:
+        return f"<default built on first read: {self.factory()!r}>"
+
+
+_T = TypeVar("_T")
+
+
+def _lazy(factory: Callable[[], _T]) -> _T:
+    """A member's default built on its first read (for type checkers: the default)."""
+    return cast(_T, _Lazy(factory))
+
+
+_LAZY_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _lazy_names(cls: type[BaseModel]) -> tuple[str, ...]:
+    """The members of ``cls`` whose default is built on first read."""
+    names = _LAZY_NAMES.get(cls)
+    if names is None:
+        fields = cls.__pydantic_fields__.items()
+        names = tuple(n for n, f in fields if type(f.default) is _Lazy)
+        _LAZY_NAMES[cls] = names
+    return names
+
+
+def _build_own_defaults(model: BaseModel) -> None:
+    """Build the defaults of ``model``'s absent members that are built on first read."""
+    names = _lazy_names(type(model))
+    if names:
+        present = model.__dict__
+        for name in names:
+            if name not in present:
+                getattr(model, name)
+
+
+def _build_defaults(value: Any) -> None:
+    """``_build_own_defaults`` throughout a tree of models, lists and dicts."""
+    if isinstance(value, BaseModel):
+        _build_own_defaults(value)
+        for item in value.__dict__.values():
+            _build_defaults(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _build_defaults(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _build_defaults(item)
 
 
 _INIT_INFO: dict[type, tuple[dict[str, str], tuple[str, ...]]] = {}
@@ -370,114 +481,3 @@ class _OrVariant:
             metadata=schema.get("metadata"),
             serialization=schema.get("serialization"),
         )
-
-
-class PydanticCodec(Codec):
-    """JSON-RPC values through pydantic: validation by ``TypeAdapter`` (one per type),
-    dumping by alias with only the members that were received or set."""
-
-    errors = (PydanticValidationError,)
-
-    def __init__(self) -> None:
-        self._adapters: dict[Any, TypeAdapter[Any]] = {}
-
-    def adapter(self, tp: Any) -> TypeAdapter[Any]:
-        adapter = self._adapters.get(tp)
-        if adapter is None:
-            adapter = self._adapters[tp] = TypeAdapter(tp)
-        return adapter
-
-    def load(self, tp: Any, data: Any) -> Any:
-        return self.adapter(tp).validate_python(data)
-
-    def dump(self, value: Any) -> Any:
-        if isinstance(value, BaseModel):
-            return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        return self.adapter(Any).dump_python(
-            value, mode="json", by_alias=True, exclude_unset=True
-        )
-
-    def encode(self, value: Any) -> str:
-        if isinstance(value, BaseModel):
-            return value.__pydantic_serializer__.to_json(
-                value, by_alias=True, exclude_unset=True
-            ).decode()
-        return to_json(value, by_alias=True).decode()
-
-    def describe(self, exc: BaseException) -> Any:
-        """pydantic's errors as JSON: location, message and type of each."""
-        if isinstance(exc, PydanticValidationError):
-            return [
-                {"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]}
-                for e in exc.errors(include_url=False, include_input=False)
-            ]
-        return str(exc)
-
-    def frame_reader(
-        self, calls: dict[tuple[str, str], MethodSpec]
-    ) -> Callable[[bytes | bytearray | str], dict[str, Any] | None] | None:
-        """Whole frames validated by pydantic-core from the JSON text in one pass: one
-        strict ``TypedDict`` per method (its ``method`` a literal, its ``params`` the
-        method's type), in a union discriminated by ``method``, for requests and for
-        notifications."""
-        from typing import Literal, Union
-
-        from pydantic import Field
-        from typing_extensions import Annotated, TypedDict
-
-        make_typed_dict: Any = TypedDict  # one TypedDict per method, made at run time
-
-        def frame(method: str, kind: str, params: Any) -> Any:
-            keys: dict[str, Any] = {
-                "jsonrpc": Literal["2.0"],
-                "method": Literal[method],
-                "params": params,
-            }
-            if kind == "request":
-                keys["id"] = Union[int, str, None]
-            td = make_typed_dict("Frame", keys)
-            td.__pydantic_config__ = {"strict": True, "extra": "forbid"}
-            return td
-
-        def adapter(members: list[Any]) -> TypeAdapter[Any] | None:
-            if not members:
-                return None
-            if len(members) == 1:
-                return TypeAdapter(members[0])
-            union: Any = Annotated[Union[tuple(members)], Field(discriminator="method")]
-            return TypeAdapter(union)
-
-        typed = sorted(
-            (key, spec) for key, spec in calls.items() if spec.params is not None
-        )
-        methods = [method for (method, _), _ in typed]
-        if len(set(methods)) == len(methods):  # one union, told apart by method alone
-            both = adapter([frame(m, k, spec.params) for (m, k), spec in typed])
-
-            def read_one(line: bytes | bytearray | str) -> dict[str, Any] | None:
-                if both is None:
-                    return None
-                try:
-                    return both.validate_json(line)  # type: ignore[no-any-return]
-                except PydanticValidationError:
-                    return None
-
-            return read_one
-        requests = adapter(
-            [frame(m, k, s.params) for (m, k), s in typed if k == "request"]
-        )
-        notifications = adapter(
-            [frame(m, k, s.params) for (m, k), s in typed if k == "notification"]
-        )
-
-        def read(line: bytes | bytearray | str) -> dict[str, Any] | None:
-            marker = '"id"' if isinstance(line, str) else b'"id"'
-            chosen = requests if marker in line else notifications  # type: ignore[operator]
-            if chosen is None:
-                return None
-            try:
-                return chosen.validate_json(line)  # type: ignore[no-any-return]
-            except PydanticValidationError:
-                return None
-
-        return read

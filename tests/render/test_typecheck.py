@@ -60,7 +60,7 @@ def test_pyright_on_main(main_out: Path) -> None:
     assert "0 errors, 0 warnings" in result.stdout, result.stdout[-3000:]
 
 
-@pytest.mark.parametrize("fixture", ["keywords.json", "shared_props.json", "defaults.json", "lenient.json", "open_union.json", "exclusive_unions.json"])
+@pytest.mark.parametrize("fixture", ["keywords.json", "shared_props.json", "defaults.json", "lenient.json", "open_union.json", "exclusive_unions.json", "lazy_defaults.json"])
 def test_mypy_strict_on_fixtures(fixture: str, tmp_path: Path) -> None:
     out = generate(SCHEMAS / fixture, tmp_path / "out", STYLES)
     result = _mypy(out, PACKAGES)

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: ded4df2a20b57a099df406e97b2a65c3ac90ebeb67d3ca543996bb087bf36b7a
+# input-hash: 78c0c24d0eb45377ebd045e5eb253d160245ad8621bac130c16b167518297521
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (
@@ -22,6 +22,7 @@ from typing import (
 from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter, model_validator
 from typing_extensions import Annotated
 
+from ._codec import PydanticCodec
 from ._jsonrpc import MethodSpec, Rpc, RpcError
 from ._runtime import (
     _NON_NULL,
@@ -29,7 +30,6 @@ from ._runtime import (
     AcpBaseModel,
     _LenientObject,
     _LenientStr,
-    PydanticCodec,
     _HasTag,
     _OnErrorDefault,
     _OnNull,
@@ -37,6 +37,7 @@ from ._runtime import (
     _OrVariant,
     _Branch,
     _check_alternatives,
+    _lazy,
     _Group,
     _route,
     _strict,
