@@ -164,6 +164,17 @@ class _Lazy:
     def __repr__(self) -> str:
         return f"<default built on first read: {self.factory()!r}>"
 
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        # how pydantic's JSON schema writes a default: as the value it builds
+        return core_schema.any_schema(
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                lambda lazy: lazy.factory()
+            )
+        )
+
 
 _T = TypeVar("_T")
 

@@ -9,6 +9,7 @@ import copy
 import json
 import pickle
 import sys
+import warnings
 from typing import Any, Callable
 
 import jsonschema
@@ -172,3 +173,12 @@ def test_built_in_python_the_same_way(m: Any) -> None:
 def schema_of(m: Any, name: str) -> dict[str, Any]:
     schema = json.loads((SCHEMAS / "lazy_defaults.json").read_text())
     return {**schema, "$ref": f"#/$defs/{name}"}
+
+
+def test_the_json_schema_states_the_default(m: Any) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        schema = m.Hello.model_json_schema(by_alias=True)
+    assert schema["properties"]["capabilities"]["default"] == DEFAULT
+    assert schema["properties"]["choice"]["default"] == {"n": 2}
+    assert schema["properties"]["names"]["default"] == ["a"]
