@@ -98,7 +98,8 @@ class AcpBaseModel(BaseModel):
             if field is not None:
                 default = field.default
                 if type(default) is _Lazy:
-                    value = self.__dict__[name] = default.factory()
+                    value = default.factory()
+                    _put_in_order(self, name, value)
                     return value
                 return field.get_default(call_default_factory=True)
             return super().__getattr__(name)
@@ -182,6 +183,20 @@ _T = TypeVar("_T")
 def _lazy(factory: Callable[[], _T]) -> _T:
     """A member's default built on its first read (for type checkers: the default)."""
     return cast(_T, _Lazy(factory))
+
+
+def _put_in_order(model: BaseModel, name: str, value: Any) -> None:
+    """Set member ``name`` of ``model`` where pydantic-core would have put it: members
+    stay in their declared order (full dumps and ``repr`` list them so)."""
+    present = model.__dict__
+    present[name] = value
+    order = type(model).__pydantic_fields__
+    ordered = {k: present[k] for k in order if k in present}
+    if list(ordered) != list(present):
+        rest = {k: v for k, v in present.items() if k not in order}
+        present.clear()
+        present.update(ordered)
+        present.update(rest)
 
 
 _LAZY_NAMES: dict[type, tuple[str, ...]] = {}

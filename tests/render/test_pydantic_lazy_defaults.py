@@ -118,6 +118,24 @@ def test_full_dumps_repr_and_iteration_show_the_defaults(m: Any) -> None:
     )
 
 
+def test_members_stay_in_their_declared_order(m: Any) -> None:
+    value = parse(m, {"protocolVersion": 1, "capabilities": {"terminal": True}})
+    dumped = value.model_dump(by_alias=True)
+    assert list(dumped) == ["protocolVersion", "capabilities", "choice", "names"]
+    assert list(dumped["capabilities"]) == ["fs", "terminal"]
+    value = parse(m, {"protocolVersion": 1})
+    value.names  # noqa: B018  (built first)
+    assert list(value.model_dump(by_alias=True)) == [
+        "protocolVersion",
+        "capabilities",
+        "choice",
+        "names",
+    ]
+    assert repr(value).startswith(
+        "Hello(protocol_version=1, capabilities=Capabilities(fs="
+    )
+
+
 def test_exclude_defaults_leaves_out_a_default_built_or_not(m: Any) -> None:
     for value in (
         parse(m, {"protocolVersion": 1}),

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 1854ff95af00aceaca313612a1411b7ef70b7372dede10e40e7068907d8910c6
+# input-hash: 892ebb585200e324b6ebfcec031923476a6838e49f0eceae1b6385cfd70d54f1
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (
