@@ -137,8 +137,12 @@ class TypeWriter:
         strict: bool = False,
         whole_numbers: bool = True,
         nulls: frozenset[str] = frozenset(),
+        by_value: str | None = None,
     ) -> None:
         self.name = name
+        #: a marker that makes a union of types with members be written by its value's
+        #: own type (pydantic: ``_BY_VALUE``)
+        self.by_value = by_value
         #: defs whose schema is just ``{"type": "null"}``: spelled ``None`` where they are
         #: used, since ``A | B`` of two aliases of ``None`` is ``None | None``, which fails
         self.nulls = nulls
@@ -186,8 +190,15 @@ class TypeWriter:
             parts = list(dict.fromkeys(self.expr(m) for m in t.members))
             if "Any" in parts:
                 return "Any"
+            if self.by_value and len(parts) > 1 and any(self.holds_ref(m) for m in t.members):
+                return f"Annotated[{' | '.join(parts)}, {self.by_value}]"
             return " | ".join(parts)
         raise TypeError(f"unknown type expression {t!r}")
+
+    def holds_ref(self, t: ir.TypeExpr) -> bool:
+        """Whether ``t`` names a def (an object or union, whose members a union's
+        serializer would check), not only scalars."""
+        return any(key not in self.nulls for key in refs_of(t))
 
 
 def null_aliases(protocol: ir.Protocol) -> frozenset[str]:

@@ -167,10 +167,10 @@ class _Builder(AliasBuilder):
         self.names = names
         self.defs = protocol.def_map()
         nulls = null_aliases(protocol)
-        self.types = TypeWriter(self.member_name, nulls=nulls)
+        self.types = TypeWriter(self.member_name, nulls=nulls, by_value="_BY_VALUE")
         # an alias validated on its own (TypeAdapter(ProtocolVersion)) has no model's
         # strict config around it: its scalars carry strict=True themselves
-        self.alias_types = TypeWriter(self.member_name, strict=True, nulls=nulls)
+        self.alias_types = TypeWriter(self.member_name, strict=True, nulls=nulls, by_value="_BY_VALUE")
         self.classes: dict[str, ClassView] = {}
         self.bases: dict[str, str] = {}
         self.aliases: dict[str, tuple[AliasView, set[str]]] = {}
@@ -232,9 +232,10 @@ class _Builder(AliasBuilder):
             elif kind == "default":
                 marker = f"_OnErrorDefault({expr})"
             elif expr.startswith("lambda") and on_null is None:
-                # an object: absent or invalid, the member is left absent by pydantic-core
-                # and its default built on first read, not for every message (_lazy)
-                marker = "_OnErrorDefault(omit=True)"
+                # an object: absent, the member is left absent by pydantic-core and its
+                # default built on first read, not for every message (_lazy); a bad value
+                # becomes the default, sent
+                marker = f"_OnErrorDefault(factory={expr}, lazy=True)"
                 default = ("default", f"_lazy({expr})")
             else:
                 marker = f"_OnErrorDefault(factory={expr})"
@@ -292,7 +293,7 @@ class _Builder(AliasBuilder):
         config, extra_type = self.object_config(d.extra)
         name = self.names.type(d.key)
         self.classes[name] = ClassView(
-            name, "AcpBaseModel", d.description, tuple(fields + mixed), config, extra_type, self.alternatives(d.mixins, name), (), d.by_method
+            name, with_lazy("AcpBaseModel", fields + mixed), d.description, tuple(fields + mixed), config, extra_type, self.alternatives(d.mixins, name), (), d.by_method
         )
 
     def add_tagged(self, d: ir.TaggedUnionDef) -> None:
@@ -333,7 +334,7 @@ class _Builder(AliasBuilder):
             tags = (fields[-1].attr,) if v.kind == "tagged" else ()
         doc = doc or (f"The ``{v.tag_value}`` variant of :data:`{self.names.type(d.key)}`." if v.kind == "tagged" else None)
         alternatives = self.alternatives(v.mixins, name)
-        self.classes[name] = ClassView(name, base, doc, tuple(fields + mixed), None, None, alternatives, tags)
+        self.classes[name] = ClassView(name, with_lazy(base, fields + mixed), doc, tuple(fields + mixed), None, None, alternatives, tags)
         if base != "AcpBaseModel":
             self.bases[name] = base
 
@@ -365,7 +366,7 @@ class _Builder(AliasBuilder):
                 # only when a message is built in Python)
                 return f"Annotated[{members[0]}, _HasTag({py_literal(d.tag)})]"
             tag_attr = self.names.attr(d.variants[0].key, d.tag)
-            return f"Annotated[{' | '.join(members)}, Field(discriminator={py_literal(tag_attr)})]"
+            return f"Annotated[{' | '.join(members)}, Field(discriminator={py_literal(tag_attr)}), _BY_VALUE]"
         attr = next(self.names.attr(v.key, d.tag) for v in d.variants if v.kind != "default")
         tagged = []
         for v, member in zip(d.variants, members):
@@ -378,8 +379,8 @@ class _Builder(AliasBuilder):
         catch = d.catch_all
         if catch is not None:
             caught = members[d.variants.index(catch)]
-            return f"Annotated[Union[{', '.join(tagged)}], Discriminator({router}), _OrVariant({caught})]"
-        return f"Annotated[Union[{', '.join(tagged)}], Discriminator({router})]"
+            return f"Annotated[Union[{', '.join(tagged)}], Discriminator({router}), _OrVariant({caught}), _BY_VALUE]"
+        return f"Annotated[Union[{', '.join(tagged)}], Discriminator({router}), _BY_VALUE]"
 
     # -- ordering ---------------------------------------------------------------------
     def ordered_classes(self) -> tuple[ClassView, ...]:
@@ -453,6 +454,14 @@ SHARED_ANNOTATIONS = {
 }
 
 
+def with_lazy(base: str, fields: list[FieldView]) -> str:
+    """The bases of a class with ``fields``: ``AcpLazyModel`` too when a member's default
+    is built on first read (``_lazy``), so that dumps build it first."""
+    if not any(f.value.startswith("Field(") and "default=_lazy(" in f.value for f in fields):
+        return base
+    return "AcpLazyModel" if base == "AcpBaseModel" else f"{base}, AcpLazyModel"
+
+
 def union_expr(types: TypeWriter, d: ir.UnionDef) -> tuple[str, set[str]]:
     """An untagged union's members joined by ``|`` (``Any`` absorbs all), and its refs; a
     ``oneOf`` whose members can overlap (``exclusive == "checked"``) is wrapped in
@@ -461,9 +470,14 @@ def union_expr(types: TypeWriter, d: ir.UnionDef) -> tuple[str, set[str]]:
     parts = list(dict.fromkeys(types.expr(m.type) for m in d.members))
     deps = set().union(*(refs_of(m.type) for m in d.members)) if d.members else set()
     expr = "Any" if "Any" in parts else " | ".join(parts)
+    markers = []
     if d.exclusive == "checked":
         members = ", ".join(f"({py_literal(label)}, {t})" for label, t in member_labels(types, d))
-        expr = f"Annotated[{expr}, _OneOf({members})]"
+        markers.append(f"_OneOf({members})")
+    if types.by_value and len(parts) > 1 and "Any" not in parts and any(types.holds_ref(m.type) for m in d.members):
+        markers.append(types.by_value)
+    if markers:
+        expr = f"Annotated[{expr}, {', '.join(markers)}]"
     return expr, deps
 
 

@@ -16,7 +16,17 @@ from typing import (
     cast,
 )
 
-from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, TypeAdapter
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    model_serializer,
+)
+from pydantic.json_schema import JsonSchemaValue
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_core import CoreSchema, PydanticOmit, core_schema
 
@@ -89,7 +99,7 @@ class AcpBaseModel(BaseModel):
     # It reads as its default, and compares equal to the member never sent. So does a
     # member whose default is an object (``_lazy``), absent or invalid: its default is
     # built on its first read, and kept (a change to it stays), not for every message.
-    # Full dumps, ``repr`` and iteration build such defaults first, and show them.
+    # Full dumps (``AcpLazyModel``), ``repr`` and iteration build such defaults first.
 
     if not TYPE_CHECKING:  # as BaseModel's own: attribute typos stay type errors
 
@@ -103,16 +113,6 @@ class AcpBaseModel(BaseModel):
                     return value
                 return field.get_default(call_default_factory=True)
             return super().__getattr__(name)
-
-        def model_dump(self, **kwargs: Any) -> dict[str, Any]:
-            if not kwargs.get("exclude_unset"):
-                _build_defaults(self)
-            return super().model_dump(**kwargs)
-
-        def model_dump_json(self, **kwargs: Any) -> str:
-            if not kwargs.get("exclude_unset"):
-                _build_defaults(self)
-            return super().model_dump_json(**kwargs)
 
         def __iter__(self) -> Any:
             _build_own_defaults(self)
@@ -148,8 +148,8 @@ class AcpBaseModel(BaseModel):
 class _Lazy:
     """The default of a member that is an object (``_lazy``): pydantic-core keeps it as
     the field's default without a copy per message (it is hashable) and validates it,
-    which fails, so the member is left absent (``_OnErrorDefault(omit=True)``) and built
-    on its first read (``AcpBaseModel.__getattr__``). It compares equal to the default it
+    which leaves the member absent (``_OnErrorDefault(lazy=True)``), to be built on its
+    first read (``AcpBaseModel.__getattr__``). It compares equal to the default it
     builds (``model_dump(exclude_defaults=True)``)."""
 
     __slots__ = ("factory",)
@@ -158,6 +158,10 @@ class _Lazy:
         self.factory = factory
 
     __hash__ = object.__hash__
+
+    def __call__(self) -> Any:
+        """The default, built (callable: how pydantic-core tells it from any value)."""
+        return self.factory()
 
     def __eq__(self, other: object) -> bool:
         return other is self or bool(self.factory() == other)
@@ -188,7 +192,7 @@ def _lazy(factory: Callable[[], _T]) -> _T:
 def _put_in_order(model: BaseModel, name: str, value: Any) -> None:
     """Set member ``name`` of ``model`` where pydantic-core would have put it: members
     stay in their declared order (full dumps and ``repr`` list them so)."""
-    present = model.__dict__
+    present = vars(model)
     present[name] = value
     order = type(model).__pydantic_fields__
     ordered = {k: present[k] for k in order if k in present}
@@ -222,18 +226,19 @@ def _build_own_defaults(model: BaseModel) -> None:
                 getattr(model, name)
 
 
-def _build_defaults(value: Any) -> None:
-    """``_build_own_defaults`` throughout a tree of models, lists and dicts."""
-    if isinstance(value, BaseModel):
-        _build_own_defaults(value)
-        for item in value.__dict__.values():
-            _build_defaults(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _build_defaults(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _build_defaults(item)
+class AcpLazyModel(AcpBaseModel):
+    """Base of a model with a member whose default is built on first read (``_lazy``):
+    a dump that writes defaults (not ``exclude_unset``) builds them first, whichever way
+    it is asked for (``model_dump``, a ``TypeAdapter``, the model inside another). One
+    Python call per dump of such a model (the capabilities of ``initialize``)."""
+
+    @model_serializer(mode="wrap")
+    def _acp_with_defaults(  # type: ignore[no-untyped-def]
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ):  # no return annotation: pydantic's JSON schema then describes the model itself
+        if not info.exclude_unset:
+            _build_own_defaults(self)
+        return handler(self)
 
 
 _INIT_INFO: dict[type, tuple[dict[str, str], tuple[str, ...]]] = {}
@@ -255,9 +260,10 @@ def _init_info(cls: type[BaseModel]) -> tuple[dict[str, str], tuple[str, ...]]:
 class _OnErrorDefault:
     """``x-deserialize-default-on-error``: an invalid value becomes the default (on a
     ``required`` member, absence stays an error; ``omit``: an optional member that
-    cannot be null is left absent)."""
+    cannot be null is left absent; ``lazy``: the member's default is a ``_lazy`` one,
+    left absent when the member is)."""
 
-    __slots__ = ("default", "factory", "required", "omit")
+    __slots__ = ("default", "factory", "required", "omit", "lazy")
 
     def __init__(
         self,
@@ -265,16 +271,40 @@ class _OnErrorDefault:
         factory: Callable[[], Any] | None = None,
         required: bool = False,
         omit: bool = False,
+        lazy: bool = False,
     ) -> None:
         self.default = default
         self.factory = factory
         self.required = required
         self.omit = omit
+        self.lazy = lazy
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> CoreSchema:
         schema = handler(source)
+        if self.lazy:
+            # the field's default, a _Lazy (the one callable value it can meet), is
+            # validated here and left out by pydantic-core: three checks that cost less
+            # than the member's own type failing on it; any other value goes on to the
+            # member's type, a bad one becoming the default, sent (as serde does)
+            absent = core_schema.chain_schema(
+                [
+                    core_schema.callable_schema(),
+                    core_schema.is_instance_schema(_Lazy),
+                    core_schema.with_default_schema(
+                        core_schema.int_schema(strict=True), on_error="omit"
+                    ),
+                ]
+            )
+            # written by the value's own type, as pydantic's SerializeAsAny does: a
+            # union's serializer would check the value's members one by one, and warn
+            # about those it finds absent (a default not yet built)
+            return core_schema.union_schema(
+                [absent, self._lenient(schema)],
+                mode="left_to_right",
+                serialization=core_schema.simple_ser_schema("any"),
+            )
         if self.omit:
             # pydantic-core leaves the member out of the instance and of its set members,
             # with no Python on the path; AcpBaseModel reads it as absent
@@ -287,6 +317,14 @@ class _OnErrorDefault:
                 [self._lenient(schema), core_schema.any_schema()]
             )
         return self._lenient(schema)
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        if self.lazy:  # the member's own type (the union's first branch is no value)
+            union: Any = schema
+            return handler(union["choices"][1])
+        return handler(schema)
 
     def _lenient(self, schema: CoreSchema) -> CoreSchema:
         if self.factory is not None:
@@ -380,6 +418,24 @@ class _NonNull:
         return schema
 
 
+class _ByValue:
+    """A union of objects is written by its value's own type (as pydantic's
+    ``SerializeAsAny`` does): pydantic-core's union serializer would check the value's
+    members one by one, warn about any it finds absent (one left out by the schema's
+    leniency, a default not yet built) and then write it by its own type anyway."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        schema = handler(source)
+        target: Any = schema
+        while target.get("type") == "definitions":  # the union itself is inside
+            target = target["schema"]
+        target["serialization"] = core_schema.simple_ser_schema("any")
+        return schema
+
+
+_BY_VALUE: Final = _ByValue()
 _SKIP_INVALID: Final = _SkipInvalid()
 _NON_NULL: Final = _NonNull()
 _MISSING: Final = object()

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 892ebb585200e324b6ebfcec031923476a6838e49f0eceae1b6385cfd70d54f1
+# input-hash: 0522af5ecb77b9db4f45556a87f6deb1d52eaa9a29a69c124e7ab73d52caae4a
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (
@@ -25,9 +25,11 @@ from typing_extensions import Annotated
 from ._codec import PydanticCodec
 from ._jsonrpc import MethodSpec, Rpc, RpcError
 from ._runtime import (
+    _BY_VALUE,
     _NON_NULL,
     _SKIP_INVALID,
     AcpBaseModel,
+    AcpLazyModel,
     _LenientObject,
     _LenientStr,
     _HasTag,
@@ -183,7 +185,9 @@ class TextResourceContents(AcpBaseModel):
     uri: str
 
 
-EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
+EmbeddedResourceResource: TypeAlias = Annotated[
+    TextResourceContents | BlobResourceContents, _BY_VALUE
+]
 """Resource content that can be embedded in a message."""
 
 
@@ -259,6 +263,7 @@ ContentBlock: TypeAlias = Annotated[
             fallback=True,
         )
     ),
+    _BY_VALUE,
 ]
 """Content blocks represent displayable information in the Agent Client Protocol.
 
@@ -588,6 +593,7 @@ SessionConfigOption: TypeAlias = Annotated[
             fallback=True,
         )
     ),
+    _BY_VALUE,
 ]
 """A session configuration option selector and its current state.
 
@@ -1029,6 +1035,7 @@ ToolCallContent: TypeAlias = Annotated[
             fallback=True,
         )
     ),
+    _BY_VALUE,
 ]
 """Content produced by a tool call.
 
@@ -1162,6 +1169,7 @@ class SelectedRequestPermissionOutcome(AcpBaseModel):
 RequestPermissionOutcome: TypeAlias = Annotated[
     CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome,
     Field(discriminator="outcome"),
+    _BY_VALUE,
 ]
 """The outcome of a permission request."""
 
@@ -1319,6 +1327,7 @@ SessionUpdate: TypeAlias = Annotated[
             fallback=True,
         )
     ),
+    _BY_VALUE,
 ]
 """Different types of updates that can be sent during session processing.
 
@@ -1452,17 +1461,17 @@ AgentNotification: TypeAlias = SessionNotification
 This enum is used internally for routing RPC messages.
 """
 
-AgentRequest: TypeAlias = (
-    ReadTextFileRequest | WriteTextFileRequest | RequestPermissionRequest
-)
+AgentRequest: TypeAlias = Annotated[
+    ReadTextFileRequest | WriteTextFileRequest | RequestPermissionRequest, _BY_VALUE
+]
 """All possible requests that an agent can send to a client.
 
 This enum is used internally for routing RPC messages.
 """
 
-AgentResponse: TypeAlias = (
-    None | InitializeResponse | NewSessionResponse | PromptResponse
-)
+AgentResponse: TypeAlias = Annotated[
+    None | InitializeResponse | NewSessionResponse | PromptResponse, _BY_VALUE
+]
 """All possible responses that an agent can send to a client.
 
 This enum is used internally for routing RPC messages.
@@ -1483,23 +1492,27 @@ SetSessionConfigOptionRequest: TypeAlias = Annotated[
         _route("type", "type_", frozenset({"boolean"}), default=True, fallback=False)
     ),
     _OrVariant(ValueIdSetSessionConfigOptionRequest),
+    _BY_VALUE,
 ]
 """Request parameters for setting a session configuration option."""
 
-ClientRequest: TypeAlias = (
+ClientRequest: TypeAlias = Annotated[
     AuthenticateRequest
     | InitializeRequest
     | LoadSessionRequest
     | NewSessionRequest
     | PromptRequest
-    | SetSessionConfigOptionRequest
-)
+    | SetSessionConfigOptionRequest,
+    _BY_VALUE,
+]
 """All possible requests that a client can send to an agent.
 
 This enum is used internally for routing RPC messages.
 """
 
-ClientResponse: TypeAlias = ReadTextFileResponse | None | RequestPermissionResponse
+ClientResponse: TypeAlias = Annotated[
+    ReadTextFileResponse | None | RequestPermissionResponse, _BY_VALUE
+]
 """All possible responses that a client can send to an agent.
 
 This enum is used internally for routing RPC messages.
