@@ -10,7 +10,7 @@ generated header, into every package acpgen writes (``acpgen.render.render_packa
 * ``_alternatives.py``: sibling unions, checked on an object's wire form;
 * ``_runtime_<style>.py``: the style's base classes, leniency markers and codec, written as
   ``_runtime.py`` in the package; a style's other modules ``_<name>_<style>.py`` are written
-  as ``_<name>.py`` (``_codec_pydantic.py``: the Pydantic codec).
+  as ``_<name>.py`` (the Pydantic codec ``_codec_pydantic.py`` and unions ``_unions_pydantic.py``).
 
 Nothing here names a method or a type of ACP: the generated modules bind it to their own
 method table. The files import each other relatively, so the copies work wherever a package

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 0522af5ecb77b9db4f45556a87f6deb1d52eaa9a29a69c124e7ab73d52caae4a
+# input-hash: c3555abd536b3828c409380debf68a5f6a7ae982f659f52f497a65948b3754b1
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (
@@ -25,21 +25,23 @@ from typing_extensions import Annotated
 from ._codec import PydanticCodec
 from ._jsonrpc import MethodSpec, Rpc, RpcError
 from ._runtime import (
-    _BY_VALUE,
     _NON_NULL,
     _SKIP_INVALID,
     AcpBaseModel,
     AcpLazyModel,
     _LenientObject,
     _LenientStr,
-    _HasTag,
     _OnErrorDefault,
     _OnNull,
+    _lazy,
+)
+from ._unions import (
+    _BY_VALUE,
+    _HasTag,
     _OneOf,
     _OrVariant,
     _Branch,
     _check_alternatives,
-    _lazy,
     _Group,
     _route,
     _strict,
