@@ -190,15 +190,19 @@ class TypeWriter:
             parts = list(dict.fromkeys(self.expr(m) for m in t.members))
             if "Any" in parts:
                 return "Any"
-            if self.by_value and len(parts) > 1 and any(self.holds_ref(m) for m in t.members):
-                return f"Annotated[{' | '.join(parts)}, {self.by_value}]"
+            marker = self.by_value_marker(parts, t.members)
+            if marker:
+                return f"Annotated[{' | '.join(parts)}, {marker}]"
             return " | ".join(parts)
         raise TypeError(f"unknown type expression {t!r}")
 
-    def holds_ref(self, t: ir.TypeExpr) -> bool:
-        """Whether ``t`` names a def (an object or union, whose members a union's
-        serializer would check), not only scalars."""
-        return any(key not in self.nulls for key in refs_of(t))
+    def by_value_marker(self, parts: list[str], members: Iterable[ir.TypeExpr]) -> str | None:
+        """The ``by_value`` marker for a union of ``members`` (spelled ``parts``) that has
+        a member naming a def (an object or union, whose members a union's serializer
+        would check), not only scalars; else ``None``."""
+        if self.by_value and len(parts) > 1 and any(key not in self.nulls for m in members for key in refs_of(m)):
+            return self.by_value
+        return None
 
 
 def null_aliases(protocol: ir.Protocol) -> frozenset[str]:

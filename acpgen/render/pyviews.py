@@ -20,6 +20,8 @@ class FieldView:
     annotation: str
     #: right-hand side of the assignment, or "" for a required field without Field()
     value: str
+    #: its default is built on first read (``_lazy``): the class is an ``AcpLazyModel``
+    lazy: bool = False
 
 
 @dataclass(frozen=True)
@@ -223,6 +225,7 @@ class _Builder(AliasBuilder):
             if has:
                 ann = f"Annotated[{ann}, _OnErrorDefault({self.marker_args(f, value)}, required=True)]"
         on_null = null_default(f, self.defs, force_optional)
+        lazy = False
         if f.default_on_error and default is not None:
             kind, expr = default
             if unset_on_error(f, self.defs, force_optional):
@@ -236,7 +239,7 @@ class _Builder(AliasBuilder):
                 # default built on first read, not for every message (_lazy); a bad value
                 # becomes the default, sent
                 marker = f"_OnErrorDefault(factory={expr}, lazy=True)"
-                default = ("default", f"_lazy({expr})")
+                default, lazy = ("default", f"_lazy({expr})"), True
             else:
                 marker = f"_OnErrorDefault(factory={expr})"
             ann = f"Annotated[{ann}, {marker}]"
@@ -248,7 +251,7 @@ class _Builder(AliasBuilder):
         args: list[str] = []
         if default is not None:
             args.append(f"{default[0]}={default[1]}")
-            if default[1].startswith("_lazy("):
+            if lazy:
                 args.append("validate_default=True")
         if attr != f.wire_name:
             args.append(wire_alias(f.wire_name))
@@ -258,7 +261,7 @@ class _Builder(AliasBuilder):
             return FieldView(attr, ann, "")
         if args == ["default=None"]:
             return FieldView(attr, ann, "None")
-        return FieldView(attr, ann, "Field(" + ", ".join(args) + ")")
+        return FieldView(attr, ann, "Field(" + ", ".join(args) + ")", lazy)
 
     def tag_field(self, owner: str, tag: str, value: str | int | None) -> FieldView:
         """A variant's tag member; a tagged variant fills its own (``TextContentBlock(text=...)``)."""
@@ -457,7 +460,7 @@ SHARED_ANNOTATIONS = {
 def with_lazy(base: str, fields: list[FieldView]) -> str:
     """The bases of a class with ``fields``: ``AcpLazyModel`` too when a member's default
     is built on first read (``_lazy``), so that dumps build it first."""
-    if not any(f.value.startswith("Field(") and "default=_lazy(" in f.value for f in fields):
+    if not any(f.lazy for f in fields):
         return base
     return "AcpLazyModel" if base == "AcpBaseModel" else f"{base}, AcpLazyModel"
 
@@ -474,8 +477,9 @@ def union_expr(types: TypeWriter, d: ir.UnionDef) -> tuple[str, set[str]]:
     if d.exclusive == "checked":
         members = ", ".join(f"({py_literal(label)}, {t})" for label, t in member_labels(types, d))
         markers.append(f"_OneOf({members})")
-    if types.by_value and len(parts) > 1 and "Any" not in parts and any(types.holds_ref(m.type) for m in d.members):
-        markers.append(types.by_value)
+    by_value = types.by_value_marker(parts, [m.type for m in d.members]) if "Any" not in parts else None
+    if by_value:
+        markers.append(by_value)
     if markers:
         expr = f"Annotated[{expr}, {', '.join(markers)}]"
     return expr, deps
