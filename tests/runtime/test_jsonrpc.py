@@ -371,3 +371,27 @@ def test_frames_are_built_from_the_package(m: ModuleType) -> None:
     update = package.Notification("session/update", m.RPC.codec.load(m.SessionNotification, {"sessionId": "s", "update": {"type": "text", "text": "x"}}))
     assert Draft202012Validator({"$defs": root["$defs"], "$ref": "#/$defs/AgentNotification"}).is_valid(m.RPC.to_json(update))
     assert issubclass(package.FrameError, package.RpcError) and package.RpcError is m.RpcError
+
+
+@pytest.mark.parametrize("escape", ["\\ud83d", "\\udfff", "\\ud800\\ud800", "a\\udc00b \\u00e9 \\ud83d\\ude00"])
+def test_lone_surrogates_are_written_back_escaped(m: ModuleType, escape: str) -> None:
+    """JSON allows a lone surrogate escape in a string (what a JavaScript peer sends for
+    half an emoji); a frame read with one is written back with it escaped as ``\\uXXXX``,
+    valid UTF-8 and the same string once parsed again, in every style and both ways
+    (a value built here, a frame parsed from the wire)."""
+    raw = (
+        '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
+        '{"type":"text","text":"' + escape + '"}}}\n'
+    ).encode()
+    text = json.loads('"' + escape + '"')
+    frame = m.RPC.parse(raw)
+    out = m.RPC.encode(frame)
+    out.decode("utf-8")  # strict: no surrogate bytes
+    assert json.loads(out) == json.loads(raw)
+    again = m.RPC.parse(out)
+    update = again.params["update"] if isinstance(again.params, dict) else again.params.update
+    assert (update["text"] if isinstance(update, dict) else update.text) == text
+    assert m.RPC.encode(again) == out
+    # an error built here, holding the same text
+    error = sys.modules[m.__package__].ErrorResponse(7, {"code": -32000, "message": text, "data": {"k": text}})
+    assert json.loads(m.RPC.encode(error).decode("utf-8"))["error"]["data"] == {"k": text}
