@@ -162,6 +162,7 @@ class Connection:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._reader_task: asyncio.Task[None] | None = None
         self._consumer_task: asyncio.Task[None] | None = None
+        self._closer: asyncio.Task[None] | None = None
         self._closing = False
         self._close_reason = ""
         self._closed: asyncio.Future[None] = self._loop.create_future()
@@ -219,8 +220,13 @@ class Connection:
         """Close: stop reading; fail our requests in flight with
         :class:`ConnectionClosedError`; handle the notifications already received (for
         at most ``drain_timeout`` s); cancel the handlers still running, which answer
-        -32800; close the output; end the spawned process. Waits for all of it."""
+        -32800; close the output; end the spawned process. Waits for all of it, except
+        when a handler of this connection calls it while a close is under way: that close
+        waits for the handler, so this returns at once."""
         if self._closing:
+            handler = _HANDLER.get()
+            if handler is not None and handler[0] is self:
+                return  # called by a handler, which the close under way waits for
             await asyncio.shield(self._closed)
             return
         self._closing = True
@@ -289,9 +295,11 @@ class Connection:
             )
 
     def _lost(self, reason: str) -> None:
-        """The peer went away, or the stream broke: close in the background."""
-        if not self._closing:
-            self._spawn(self.close(reason))
+        """The peer went away, or the stream broke: close in the background, once (the
+        first reason stands). The closing task is not one of the tasks a close waits for.
+        """
+        if not self._closing and self._closer is None:
+            self._closer = self._loop.create_task(self.close(reason))
 
     # -- sending ---------------------------------------------------------------------
     async def _write(self, line: bytes, pending: _Pending | None = None) -> None:

@@ -499,3 +499,89 @@ def test_an_id_alone_is_an_invalid_request_unless_it_answers_ours(m: ModuleType)
             asked.cancel()
 
     run(scenario())
+
+
+class _BreakingWriter:
+    """A writer whose ``drain`` blocks until the test breaks the pipe."""
+
+    def __init__(self) -> None:
+        self.broken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        pass
+
+    async def drain(self) -> None:
+        await asyncio.shield(self.broken)
+
+    def close(self) -> None:
+        self.closed = True
+
+    async def wait_closed(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("also_closed_here", [False, True])
+def test_a_failed_write_and_the_end_of_input_together_close_at_once(m: ModuleType, also_closed_here: bool) -> None:
+    """The peer dies: the write a handler waits on fails and the input ends in the same
+    moment (each would close the connection). Closing takes no grace period waiting for
+    itself (it took CLOSE_GRACE, 2 s, when two closes ran and the first waited for the
+    second); nor when this side calls close() at that moment too."""
+
+    class Streams(Agent):
+        async def session_prompt(self, params: Any) -> Any:
+            while True:
+                await self.client.session_update(chunk(self.m, "x"))
+
+    async def scenario() -> None:
+        reader = asyncio.StreamReader()
+        writer = _BreakingWriter()
+        conn = m.RPC.connect("agent", reader, writer)
+        agent = Streams(m)
+        agent.client = m.RemoteClient(conn)
+        conn.start(agent)
+        reader.feed_data(line({"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": PROMPT}))
+        await asyncio.sleep(0.05)  # the handler waits in drain()
+        started = asyncio.get_running_loop().time()
+        writer.broken.set_exception(ConnectionResetError("Connection lost"))
+        await asyncio.sleep(0)
+        reader.feed_eof()
+        if also_closed_here:
+            await asyncio.sleep(0)
+            await asyncio.wait_for(conn.close(), 5)
+        await asyncio.wait_for(conn.closed, 5)
+        took = asyncio.get_running_loop().time() - started
+        assert took < 0.5, f"closing took {took:.2f} s"
+        assert writer.closed
+
+    run(scenario())
+
+
+def test_a_handler_closing_while_the_connection_closes_does_not_stall_it(m: ModuleType) -> None:
+    """A notification handler that calls close() while the peer's end of input is
+    closing the connection: its close returns at once (the close under way waits for
+    this handler; waiting for that close in turn stalled both for ``drain_timeout``)."""
+
+    class Closes(Client):
+        async def session_update(self, params: Any) -> None:
+            await asyncio.sleep(0.1)
+            await asyncio.wait_for(conn_box[0].close("the handler closed"), 5)
+            self.handled.append("closed")
+
+    conn_box: list[Any] = []
+
+    async def scenario() -> None:
+        client = Closes(m)
+        async with raw_peer(m, "client", client) as (conn, peer):
+            conn_box.append(conn)
+            await peer.send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {"type": "text", "text": "a"}}})
+            await asyncio.sleep(0.02)
+            started = asyncio.get_running_loop().time()
+            peer.close_output()
+            await asyncio.wait_for(conn.closed, 10)
+            took = asyncio.get_running_loop().time() - started
+            assert took < 1.0, f"closing took {took:.2f} s"
+            assert client.handled == ["closed"]
+            assert conn.close_reason == "the peer closed the connection"
+
+    run(scenario())
