@@ -7,6 +7,7 @@ generated header, into every package acpgen writes (``acpgen.render.render_packa
   and :class:`Rpc` (parse and encode), the same in every style;
 * ``_router.py`` and ``_connection.py``: the router that answers a frame, and the asyncio
   connection (line reader, lifecycle, ordering, backpressure, cancellation);
+* ``_transports.py``: the connection over a spawned agent process or this process's stdio;
 * ``_alternatives.py``: sibling unions, checked on an object's wire form;
 * ``_runtime_<style>.py``: the style's base classes, leniency markers and codec, written as
   ``_runtime.py`` in the package; a style's other modules ``_<name>_<style>.py`` are written
@@ -26,7 +27,14 @@ from pathlib import Path
 RUNTIME_DIR = Path(__file__).resolve().parent
 
 #: the modules shared by every style, by file name (written under the same name)
-SHARED = ("_jsonrpc.py", "_router.py", "_connection.py", "_skim.py", "_alternatives.py")
+SHARED = (
+    "_jsonrpc.py",
+    "_router.py",
+    "_connection.py",
+    "_transports.py",
+    "_skim.py",
+    "_alternatives.py",
+)
 
 
 def package_files(style: str) -> tuple[tuple[str, Path], ...]:

@@ -15,7 +15,8 @@ names a method or a type of ACP.
 * ``_router.py``: :class:`Router` hands an incoming frame to a handler object and builds
   the response frame.
 * ``_connection.py``: :class:`Connection` serves a handler over newline-delimited JSON
-  streams and sends typed requests and notifications to the peer.
+  streams and sends typed requests and notifications to the peer; ``_transports.py``
+  makes one over a spawned agent process or this process's stdio.
 """
 
 from __future__ import annotations
@@ -605,7 +606,7 @@ class Rpc:
     async def stdio(self, side: str, **options: Any) -> Connection:
         """A :class:`Connection` for ``side`` over this process's stdin and stdout: pipes,
         as an editor starts an agent, or files (read in a thread, written directly)."""
-        from ._connection import stdio_connection
+        from ._transports import stdio_connection
 
         return await stdio_connection(self, side, **options)
 
@@ -617,7 +618,7 @@ class Rpc:
         Closing the connection ends the process (stdin closed, then terminate, then
         kill). ``options``: ``env``, ``cwd``, ``stderr`` for the process, and the
         connection's own (``max_line``...)."""
-        from ._connection import spawn_connection
+        from ._transports import spawn_connection
 
         return await spawn_connection(self, side, program, *args, **options)
 
