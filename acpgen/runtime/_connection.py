@@ -38,7 +38,7 @@ import contextvars
 import itertools
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Awaitable, Callable, Final
 
 from ._jsonrpc import (
     DEFAULT_MAX_LINE,
@@ -67,6 +67,9 @@ DEFAULT_MAX_IN_FLIGHT: Final = 64
 CLOSE_GRACE: Final = 2.0
 #: bytes asked of the reader at a time
 READ_CHUNK: Final = 256 * 1024
+#: seconds of silence after a spawned agent exited before its output counts as ended
+#: (a process it started may hold the pipe open: no end of input would come)
+EXIT_GRACE: Final = 0.25
 #: the method that cancels a request (ACP's protocol-level notification)
 CANCEL_METHOD: Final = "$/cancel_request"
 
@@ -162,6 +165,11 @@ class Connection:
         self._reader_task: asyncio.Task[None] | None = None
         self._consumer_task: asyncio.Task[None] | None = None
         self._closer: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._end_process: Callable[[], Awaitable[None]] | None = None
+        #: bytes read so far, and whether reading waits for the incoming work to shrink
+        self._received = 0
+        self._paused = False
         self._closing = False
         self._close_reason = ""
         self._closed: asyncio.Future[None] = self._loop.create_future()
@@ -259,8 +267,12 @@ class Connection:
             await asyncio.wait_for(self.writer.wait_closed(), CLOSE_GRACE)
         except (ConnectionError, OSError, asyncio.TimeoutError, RuntimeError):
             pass
-        if self.process is not None:
-            await _end_process(self.process)
+        if self._watcher is not None and self._watcher is not current:
+            self._watcher.cancel()
+        if self._end_process is not None:
+            await self._end_process()
+        elif self.process is not None:
+            await end_process(self.process)
         for task in self._tasks:
             if not task.done() and task is not current:
                 task.cancel()
@@ -292,6 +304,29 @@ class Connection:
                 dropped,
                 self._close_reason,
             )
+
+    def watch_process(
+        self, exited: Awaitable[int], end: Callable[[], Awaitable[None]]
+    ) -> None:
+        """Tie the connection to the agent process behind its streams (``Rpc.spawn`` does):
+        ``exited`` gives its exit status when it exits, ``end`` ends it and releases its
+        pipes (awaited by :meth:`close`). An agent that exits closes the connection,
+        even while a process it started holds its output open (no end of input comes
+        then): what it wrote before it exited is read first."""
+        self._end_process = end
+        self._watcher = self._loop.create_task(self._watch(exited))
+
+    async def _watch(self, exited: Awaitable[int]) -> None:
+        """Close once the process exited and its output ended, or stayed silent for
+        EXIT_GRACE s while reading was not paused."""
+        code = await exited
+        reader = self._reader_task
+        while reader is not None and not reader.done() and not self._closing:
+            seen = self._received
+            await asyncio.wait([reader], timeout=EXIT_GRACE)
+            if self._received == seen and not self._paused:
+                break
+        self._lost(f"the agent process exited with status {code}")
 
     def _lost(self, reason: str) -> None:
         """The peer went away, or the stream broke: close in the background, once (the
@@ -434,6 +469,7 @@ class Connection:
                     if buf.strip():
                         self._dispatch(bytes(buf))
                     break
+                self._received += len(chunk)
                 buf += chunk
         except _EndOfStream:
             pass
@@ -456,6 +492,7 @@ class Connection:
             if not chunk:
                 self._oversized(head, tail, size)
                 raise _EndOfStream
+            self._received += len(chunk)
             nl = chunk.find(b"\n")
             if nl >= 0:
                 break
@@ -535,13 +572,17 @@ class Connection:
 
     async def _admit(self) -> None:
         """Backpressure: wait until the incoming work is under the bound."""
-        while (
-            self._load() >= self.max_in_flight
-            and not self._stalled()
-            and not self._closing
-        ):
-            self._wake.clear()
-            await self._wake.wait()
+        self._paused = True
+        try:
+            while (
+                self._load() >= self.max_in_flight
+                and not self._stalled()
+                and not self._closing
+            ):
+                self._wake.clear()
+                await self._wake.wait()
+        finally:
+            self._paused = False
 
     # -- dispatching -----------------------------------------------------------------
     def _method_of(self, rid: Id) -> str | None:
@@ -789,18 +830,23 @@ def _resolve(reply: _Reply) -> None:
         future.set_result(reply.result)
 
 
-async def _end_process(process: asyncio.subprocess.Process) -> None:
-    """Let a spawned agent exit on its own (its stdin is closed), then end it."""
-    try:
-        await asyncio.wait_for(process.wait(), CLOSE_GRACE)
-        return
-    except asyncio.TimeoutError:
-        pass
-    try:
-        process.terminate()
-        await asyncio.wait_for(process.wait(), CLOSE_GRACE)
-    except ProcessLookupError:
-        return
-    except asyncio.TimeoutError:
-        process.kill()
-        await process.wait()
+async def end_process(
+    process: asyncio.subprocess.Process,
+    exited: Callable[[], Awaitable[Any]] | None = None,
+) -> None:
+    """Let an agent process exit on its own (its stdin is closed), then terminate it, then
+    kill it, waiting at most CLOSE_GRACE s each time. ``exited`` waits for its exit (by
+    default ``process.wait``, which on Python 3.11 also waits until no process holds its
+    pipes)."""
+    wait = exited or process.wait
+    for send in (None, process.terminate, process.kill):
+        if send is not None:
+            try:
+                send()
+            except ProcessLookupError:
+                return
+        try:
+            await asyncio.wait_for(wait(), CLOSE_GRACE)
+            return
+        except asyncio.TimeoutError:
+            pass

@@ -8,7 +8,7 @@ import asyncio
 import sys
 from typing import Any
 
-from ._connection import READ_CHUNK, Connection
+from ._connection import READ_CHUNK, Connection, end_process
 from ._jsonrpc import Rpc
 
 
@@ -22,8 +22,11 @@ async def spawn_connection(
     stderr: Any = None,
     **options: Any,
 ) -> Connection:
-    """Start ``program`` with its stdin and stdout wired to a new :class:`Connection`."""
-    process = await asyncio.create_subprocess_exec(
+    """Start ``program`` with its stdin and stdout wired to a new :class:`Connection`,
+    which the process's exit closes and whose close ends the process."""
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _AgentProtocol(limit=4 * READ_CHUNK, loop=loop),
         program,
         *args,
         stdin=asyncio.subprocess.PIPE,
@@ -31,12 +34,41 @@ async def spawn_connection(
         stderr=stderr,
         env=env,
         cwd=cwd,
-        limit=4 * READ_CHUNK,
     )
+    process = asyncio.subprocess.Process(transport, protocol, loop)
     assert process.stdout is not None and process.stdin is not None
-    return Connection(
+    conn = Connection(
         rpc, side, process.stdout, process.stdin, process=process, **options
     )
+
+    async def end() -> None:
+        await end_process(process, lambda: asyncio.shield(protocol.exited))
+        transport.close()  # its stdout too, which a process it started may hold
+
+    conn.watch_process(asyncio.shield(protocol.exited), end)
+    return conn
+
+
+class _AgentProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's protocol for a process with streams, which also says when the process
+    exits: ``Process.wait()`` waits until its pipes are closed as well on Python 3.11,
+    and a process the agent started may hold them open."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited: asyncio.Future[int] = loop.create_future()
+        self._process: asyncio.SubprocessTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self._process = transport
+
+    def process_exited(self) -> None:
+        code = self._process.get_returncode() if self._process is not None else None
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(code if code is not None else -1)
 
 
 async def stdio_connection(rpc: Rpc, side: str, **options: Any) -> Connection:
