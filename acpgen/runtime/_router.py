@@ -28,6 +28,7 @@ from ._jsonrpc import (
     METHOD_NOT_FOUND,
     REQUEST_CANCELLED,
     Batch,
+    ConnectionClosedError,
     ErrorResponse,
     Frame,
     FrameError,
@@ -125,6 +126,12 @@ class Router:
             assert isinstance(frame, Notification)
             try:
                 await self._call(frame.method, "notification", frame.params)
+            except ConnectionClosedError as exc:
+                self.log.info(
+                    "handler of notification %r ended: the connection closed (%s)",
+                    frame.method,
+                    exc.reason,
+                )
             except Exception:  # noqa: BLE001 - notifications are never answered
                 self.log.exception("handler of notification %r failed", frame.method)
             return None
@@ -165,9 +172,17 @@ class Router:
             )
         if isinstance(exc, RpcError) and not isinstance(exc, FrameError):
             return self.error_line(frame.id, exc.code, exc.message, exc.data)
-        self.log.error(
-            "handler of %r failed", frame.method, exc_info=(type(exc), exc, None)
-        )
+        if isinstance(exc, ConnectionClosedError):
+            # the connection closed under the handler (the peer went away): no error of ours
+            self.log.info(
+                "handler of %r ended: the connection closed (%s)",
+                frame.method,
+                exc.reason,
+            )
+        else:
+            self.log.error(
+                "handler of %r failed", frame.method, exc_info=(type(exc), exc, None)
+            )
         return self.error_line(
             frame.id,
             INTERNAL_ERROR,

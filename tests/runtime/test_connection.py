@@ -585,3 +585,50 @@ def test_a_handler_closing_while_the_connection_closes_does_not_stall_it(m: Modu
             assert conn.close_reason == "the peer closed the connection"
 
     run(scenario())
+
+
+def test_a_handler_stopped_by_the_peer_going_away_is_no_error(m: ModuleType, caplog: pytest.LogCaptureFixture) -> None:
+    """A handler whose writes fail because the peer went away (ConnectionClosedError
+    escaping it) is logged as ended by the close, without a traceback at ERROR level: a
+    peer that quits mid-turn is an ordinary end. Other failures are still errors."""
+
+    class Streams(Agent):
+        async def session_prompt(self, params: Any) -> Any:
+            while True:
+                await self.client.session_update(chunk(self.m, "x" * 1000))
+
+    async def scenario() -> None:
+        reader, writer, peer_r, peer_w = await socket_streams()
+        conn = m.RPC.connect("agent", reader, writer)
+        agent = Streams(m)
+        agent.client = m.RemoteClient(conn)
+        conn.start(agent)
+        peer_w.write(line({"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": PROMPT}))
+        await peer_w.drain()
+        await peer_r.readline()
+        peer_w.transport.abort()  # the peer is gone, both ways
+        await asyncio.wait_for(conn.closed, 5)
+
+    with caplog.at_level(logging.DEBUG):
+        run(scenario())
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == [], [r.getMessage() for r in errors]
+    assert any("ended: the connection closed" in r.getMessage() for r in caplog.records)
+
+
+def test_a_notification_handler_stopped_by_the_close_is_no_error(m: ModuleType, caplog: pytest.LogCaptureFixture) -> None:
+    pkg = package(m)
+
+    class Gone(Client):
+        async def session_update(self, params: Any) -> None:
+            raise pkg.ConnectionClosedError("the peer closed the connection")
+
+    async def scenario() -> None:
+        async with raw_peer(m, "client", Gone(m)) as (conn, peer):
+            await peer.send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {"type": "text", "text": "a"}}})
+            await asyncio.sleep(0.1)
+
+    with caplog.at_level(logging.DEBUG):
+        run(scenario())
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+    assert any("'session/update' ended: the connection closed" in r.getMessage() for r in caplog.records)
