@@ -40,7 +40,9 @@ def roundtrip(style: str, m: ModuleType, tp: Any, data: Any) -> tuple[Any, Any]:
     value = ta.validate_json(json.dumps(data))
     if style == "pydantic":
         return value, ta.dump_python(value, mode="json", by_alias=True, exclude_unset=True)
-    return value, ta.dump_python(value, mode="json")
+    # a TypedDict value is its wire JSON, written as the style's codec writes it (pydantic's
+    # serializer would pick a union member by tag, and warn on a value of the default)
+    return value, json.loads(json.dumps(value))
 
 
 def rejects(style: str, m: ModuleType, tp: Any, data: Any) -> None:
