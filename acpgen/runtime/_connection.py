@@ -657,6 +657,12 @@ class Connection:
         if pending is None or pending.future.done():
             if self._abandoned.pop(rid, _MISSING) is not _MISSING:
                 self.log.debug("late answer to cancelled request %r", rid)
+            elif rid is None and error is not None:
+                self.log.error(
+                    "the peer answered with an error and a null id, which JSON-RPC"
+                    " gives when it could not read a frame's id: %r",
+                    error if isinstance(error, dict) else self.rpc.codec.dump(error),
+                )
             else:
                 self.log.warning("response to id %r with no request in flight", rid)
             return

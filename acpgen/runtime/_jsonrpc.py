@@ -579,11 +579,13 @@ class Rpc:
             body = frame.error
         else:
             raise TypeError(f"cannot encode {type(frame).__name__}")
-        # a lone surrogate (JSON allows one escaped in a string, and a peer may send it)
-        # can only be written escaped: `\\udXXX`, the JSON escape of that code point
-        return (head + self.codec.encode(body) + "}\n").encode(
-            "utf-8", "backslashreplace"
-        )
+        line = head + self.codec.encode(body) + "}\n"
+        try:
+            return line.encode()
+        except UnicodeEncodeError:
+            # a lone surrogate (JSON allows one escaped in a string, and a peer may send
+            # it) can only be written escaped: `\\udXXX`, the JSON escape of that code point
+            return line.encode("utf-8", "backslashreplace")
 
     def to_json(self, frame: Frame) -> dict[str, Any]:
         """The frame as parsed JSON (what :meth:`encode` writes)."""

@@ -632,3 +632,22 @@ def test_a_notification_handler_stopped_by_the_close_is_no_error(m: ModuleType, 
         run(scenario())
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
     assert any("'session/update' ended: the connection closed" in r.getMessage() for r in caplog.records)
+
+
+def test_an_error_with_a_null_id_is_logged_as_an_error(m: ModuleType, caplog: pytest.LogCaptureFixture) -> None:
+    """The peer could not read a frame of ours (JSON-RPC then answers with a null id): no
+    request can be told, so none is failed by guess, and the error is logged as one."""
+
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Agent(m)) as (conn, peer):
+            asked = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}))
+            await peer.recv()
+            await peer.send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
+            await asyncio.sleep(0.1)
+            assert not asked.done()
+            asked.cancel()
+
+    with caplog.at_level(logging.DEBUG):
+        run(scenario())
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "null id" in errors[0] and "-32700" in errors[0], errors
