@@ -162,6 +162,8 @@ class Connection:
         self._wake = asyncio.Event()
         self._write_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
+        #: the incoming requests' tasks that have started running
+        self._started: set[asyncio.Task[None]] = set()
         self._reader_task: asyncio.Task[None] | None = None
         self._consumer_task: asyncio.Task[None] | None = None
         self._closer: asyncio.Task[None] | None = None
@@ -248,11 +250,8 @@ class Connection:
             if id(pending) not in queued and not pending.future.done():
                 pending.future.set_exception(ConnectionClosedError(reason))
         for task, context in list(self._incoming.values()):
-            if task is current:
-                continue
-            if context.cancelled is not None:
-                context.cancelled.set()
-            task.cancel()
+            if task is not current:
+                self._interrupt(task, context)
         self._inbox_ready.set()
         await self._drain()
         deadline = self._loop.time() + CLOSE_GRACE
@@ -730,9 +729,17 @@ class Connection:
             return
         task, context = entry
         self.log.info("request %r (%s) cancelled by the peer", rid, context.method)
+        self._interrupt(task, context)
+
+    def _interrupt(self, task: asyncio.Task[None], context: RequestContext) -> None:
+        """Cancel a request's handler, which answers -32800. A task that has not run yet
+        is left to start and see ``context.cancelled``: cancelled before its first step,
+        it would run none of its body (no answer, and its place in ``max_in_flight``
+        never given back)."""
         if context.cancelled is not None:
             context.cancelled.set()
-        task.cancel()
+        if task in self._started:
+            task.cancel()
 
     # -- handling --------------------------------------------------------------------
     def _start_request(self, frame: Request[Any], batch: _BatchAnswer | None) -> None:
@@ -753,13 +760,19 @@ class Connection:
         _HANDLER.set((self, context))
         router = self.router
         assert router is not None
+        task = asyncio.current_task()
+        assert task is not None
+        self._started.add(task)
         try:
+            if context.cancelled is not None and context.cancelled.is_set():
+                raise asyncio.CancelledError  # cancelled before it ran: see _interrupt
             line = await router.handle(frame, context)
         except BaseException as exc:  # noqa: BLE001 - every request gets one answer
             if not isinstance(exc, (Exception, asyncio.CancelledError)):
                 raise
             line = router.failure(frame, exc)
         finally:
+            self._started.discard(task)
             self._requests_running -= 1
             entry = self._incoming.get(frame.id)
             if entry is not None and entry[1] is context:

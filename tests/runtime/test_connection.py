@@ -651,3 +651,30 @@ def test_an_error_with_a_null_id_is_logged_as_an_error(m: ModuleType, caplog: py
         run(scenario())
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1 and "null id" in errors[0] and "-32700" in errors[0], errors
+
+
+def test_a_request_cancelled_in_the_same_read_is_answered_once(m: ModuleType) -> None:
+    """A request and a ``$/cancel_request`` for it in one read: the cancel reaches the
+    handler's task before the task first runs. It is answered -32800 once (a task cancelled
+    before its first step ran none of its body: no answer, and its slot of
+    ``max_in_flight`` never came back, so that a few of them stopped reading for good;
+    found by the chaos test)."""
+
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Agent(m), max_in_flight=2) as (conn, peer):
+            cancel = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 9}}
+            ask = {"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {"protocolVersion": 1}}
+            await peer.send(line(ask) + line(cancel))
+            answer = await peer.recv()
+            assert answer["id"] == 9 and answer["error"]["code"] == -32800, answer
+            # reading goes on: the next request is answered
+            await peer.send({"jsonrpc": "2.0", "id": 10, "method": "initialize", "params": {"protocolVersion": 1}})
+            answer = await peer.recv()
+            assert answer["id"] == 10 and "result" in answer, answer
+            assert conn._requests_running == 0  # every slot came back
+            peer.close_output()
+            await asyncio.wait_for(conn.closed, 5)
+            with pytest.raises(AssertionError, match="closed its output"):
+                await peer.recv(timeout=2)  # nothing more: exactly one answer each
+
+    run(scenario())
