@@ -20,9 +20,14 @@ CLI_MARK = "<!-- acpgen:cli -->"
 RULES_MARK = "<!-- acpgen:diff-rules -->"
 
 
+def _prose(text: str) -> str:
+    """Help text as Markdown prose: rich's escapes undone, ``<release>`` shown, not taken as HTML."""
+    return text.replace("\\[", "[").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _cell(text: str) -> str:
     """One Markdown table cell: one line, pipes escaped, whitespace collapsed."""
-    return re.sub(r"\s+", " ", text).strip().replace("\\[", "[").replace("|", "\\|")
+    return _prose(re.sub(r"\s+", " ", text).strip()).replace("|", "\\|")
 
 
 def _metavar(param: Any) -> str:
@@ -67,7 +72,7 @@ def _command(path: str, cmd: Any, level: int) -> list[str]:
     out = [f"{'#' * level} `{path}`", ""]
     text, _, example = (cmd.help or "").partition("Example:")
     if text.strip():
-        out += [text.strip().replace("\\[", "["), ""]
+        out += [_prose(text.strip()), ""]
     out += ["```text", f"{path} {usage}".rstrip(), "```", ""]
     params = [p for p in cmd.params if not getattr(p, "hidden", False) and p.name != "help"]
     if params:
@@ -76,7 +81,8 @@ def _command(path: str, cmd: Any, level: int) -> list[str]:
         out.append("")
     example = example.strip() or (cmd.epilog or "").partition("Example:")[2].strip()
     if example:
-        out += [f"Example: `{_cell(example)}`", ""]
+        command, note = re.fullmatch(r"(.*?)\s*(\([^()]*\))?", re.sub(r"\s+", " ", example)).groups()  # type: ignore[union-attr]
+        out += [f"Example: `{command}`" + (f" {_prose(note)}" if note else ""), ""]
     if getattr(cmd, "commands", None):
         for name in sorted(cmd.commands):
             out += _command(f"{path} {name}", cmd.commands[name], level + 1)

@@ -8,6 +8,7 @@ page and one page per section load without a console error."""
 from __future__ import annotations
 
 import functools
+import html
 import importlib.util
 import re
 import subprocess
@@ -73,7 +74,7 @@ def test_cli_reference_has_every_command_and_option(project_site: Path) -> None:
 
     from acpgen.cli import app
 
-    page = _text((project_site / "reference" / "cli" / "index.html").read_text())
+    page = " ".join(html.unescape(_text((project_site / "reference" / "cli" / "index.html").read_text())).split())
 
     def walk(path: str, cmd: Any) -> Iterator[tuple[str, Any]]:
         yield path, cmd
@@ -86,6 +87,8 @@ def test_cli_reference_has_every_command_and_option(project_site: Path) -> None:
         for param in cmd.params:
             for opt in getattr(param, "opts", []) if param.param_type_name == "option" else []:
                 assert opt in page, (path, opt)
+            help_text = " ".join((getattr(param, "help", None) or "").replace("\\[", "[").split())
+            assert help_text in page, (path, param.name, help_text)
             seen += 1
     assert seen > 50
 
