@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: help install build check test fuzz bench snapshots typecheck clean
+.PHONY: help install build check test docs fuzz bench snapshots typecheck clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -24,6 +24,9 @@ check: install ## exit 1 when generated/ differs from what build would write
 
 test: install ## run the whole test suite
 	$(BIN)/python -m pytest -q
+
+docs: install ## build acpgen's documentation site (docs/, mkdocs.yml) into site/, strict
+	$(BIN)/mkdocs build --strict
 
 fuzz: install ## long property and loader-fuzzing run (Hypothesis profile `fuzz`)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q tests/test_properties.py tests/test_fuzz.py \

@@ -1,5 +1,5 @@
-"""acpgen where CI runs it: ``action.yml`` and the README's workflows against the GitHub
-schemas check-jsonschema vendors, and the pre-commit hooks (``.pre-commit-hooks.yaml``) run
+"""acpgen where CI runs it: ``action.yml`` and the workflows of the README and the site
+against the GitHub schemas check-jsonschema vendors, and the pre-commit hooks (``.pre-commit-hooks.yaml``) run
 by pre-commit itself on a throwaway git repository."""
 
 from __future__ import annotations
@@ -40,8 +40,13 @@ def test_action_is_a_valid_github_action() -> None:
 
 
 def _workflows() -> dict[str, str]:
-    text = (ROOT / "README.md").read_text()
-    return dict(re.findall(r"<!-- workflow: (\w+) -->\n```yaml\n(.*?)```", text, flags=re.S))
+    """The workflows shown to users, in the README and the site's pages (docs/): each name
+    once, or the same text wherever it is shown."""
+    flows: dict[str, str] = {}
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for name, body in re.findall(r"<!-- workflow: (\w+) -->\n```yaml\n(.*?)```", page.read_text(), flags=re.S):
+            assert flows.setdefault(name, body) == body, (name, page)
+    return flows
 
 
 def test_readme_workflows_are_valid(tmp_path: Path) -> None:

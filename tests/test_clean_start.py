@@ -1,6 +1,6 @@
 """A fresh clone without ``../shared``: the whole suite collects, and every test that
-needs the upstream corpus says so when it is skipped (README: "The corpus tests read
-`../shared/corpus` in place and are skipped, with that reason, when it is absent").
+needs the upstream corpus says so when it is skipped (docs/getting-started.md: "The corpus
+tests read `../shared/corpus` in place and are skipped, with that reason, when it is absent").
 ``ACPGEN_SHARED`` points the corpus locator (`tests/corpus.py`) at another directory;
 ``.ci/run`` also runs the corpus test files that way before the full run."""
 

@@ -255,7 +255,7 @@ def test_each_issue_25_family_in_json_and_text(pair, name: str) -> None:  # type
     [("2027-01-30", True), ("2027-01-31", True), ("2027-02-01", False)],
 )
 def test_an_ignore_entry_applies_through_its_expiry_day_and_not_after(tmp_path: Path, today: str, applies: bool) -> None:
-    """README: "after this date the entry is refused". On the day itself it still hides
+    """docs/guides/diff-gate.md: "after this date the entry is refused". On the day itself it still hides
     its change; the day after, it is bad input (exit 2), never silently applied."""
     import datetime as dt
 

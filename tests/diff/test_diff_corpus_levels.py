@@ -1,6 +1,6 @@
 """Every corpus record whose level (or rule) #25 changed, each with the reason: the
 corpus pair, the record it must now be, and why. A record not listed here keeps the
-level it had (the counts are in the README's diff section)."""
+level it had (the counts are in docs/reference/diff.md, In the corpus)."""
 
 from __future__ import annotations
 

@@ -186,7 +186,7 @@ def test_method_table(pydantic_module: Loader) -> None:
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "known limitation (README, The Pydantic bindings): pydantic-core puts an unknown member "
+        "known limitation (docs/reference/bindings.md, The Pydantic bindings): pydantic-core puts an unknown member "
         "in model_fields_set under its own key, so an unknown 'meta' reads as the unset member "
         "meta (wire '_meta') being set, and exclude_unset dumps it too. The exact fix needs the "
         "input after validation: a Python hook per model instance, measured at -13% parse."

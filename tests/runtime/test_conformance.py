@@ -1,4 +1,4 @@
-"""Transport conformance of the README's echo agent (``examples/echo_agent.py``) over stdio,
+"""Transport conformance of the docs' echo agent (``examples/echo_agent.py``) over stdio,
 probed the way the public ACP conformance kit probes an agent: a process started with
 pipes, raw lines written to its stdin, every line of its stdout read and parsed.
 

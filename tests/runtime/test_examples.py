@@ -1,7 +1,7 @@
-"""The README's programs (examples/) type-check as users will check them: mypy --strict and
-pyright on bindings generated from the schema the TypeScript SDK ships (its npm package,
-pinned in tests/interop, read in place; skipped with a reason without node or the registry).
-The conformance and peer tests run them."""
+"""The programs of the site's agent-and-client guide (examples/) type-check as users will
+check them: mypy --strict and pyright on bindings generated from the schema the TypeScript
+SDK ships (its npm package, pinned in tests/interop, read in place; skipped with a reason
+without node or the registry). The conformance and peer tests run them."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A real client nobody here wrote: ``acpx`` (npm, pinned in ``tests/peers/package.json``
 with its lock file, installed by the test; skipped, saying why, without node/npm or the
-registry), the headless ACP client CLI, driving the README's echo agent
+registry), the headless ACP client CLI, driving the docs' echo agent
 (``examples/echo_agent.py`` on bindings generated from the TypeScript SDK 2.4.0's schema)
 through ``acpx --agent "<command>"``: a one-shot ``exec``, a persistent session with
 several prompts, ``cancel`` of a slow prompt, ``set-mode`` and ``set`` (a config option).

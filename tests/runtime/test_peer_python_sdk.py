@@ -1,12 +1,12 @@
 """A real peer nobody here wrote, both ways: the Python SDK ``agent-client-protocol`` 0.12.1
 (``import acp``, a pinned dev dependency; skipped when it is not installed).
 
-* As **client** of the README's echo agent (``examples/echo_agent.py``, a subprocess on
+* As **client** of the docs' echo agent (``examples/echo_agent.py``, a subprocess on
   bindings generated from the TypeScript SDK 2.4.0's schema): a whole prompt turn (modes,
   config option, session load), a turn cancelled by ``session/cancel``, and lines over 64
   KiB the agent writes: a 100 KB ``agent_message_chunk`` and a ~100 KB ``session/new``
   result (its ``_meta``, which the echo agent passes back), each received intact.
-* As **agent** (``peers/sdk_agent.py``) for acpgen clients: the README's client
+* As **agent** (``peers/sdk_agent.py``) for acpgen clients: the docs' client
   (``examples/client.py``, spawning the agent with ``v1.RPC.spawn``) for a whole turn and
   for a turn it cancels on its timeout; and a client written here on the same API whose
   ``session_update`` handler awaits: every chunk handled, in order, before
