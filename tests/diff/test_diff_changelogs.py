@@ -52,7 +52,9 @@ CASES = [
     (V1, "Stabilize model_config option category (#1502", "schema-v1.15.0", "schema-v1.16.0", S1, "moved-to-stable", "info", "SessionConfigOptionCategory", "model_config", ()),
     (CRATE, "Stabilize logout method (#1273", "v0.13.2", "v0.13.3", S1, "moved-to-stable", "info", "logout", None, ()),
     (CRATE, "Rename provider method types to singular (#1272", "v0.13.2", "v0.13.3", U1, "def-renamed", "info", "SetProvidersRequest -> SetProviderRequest", None, ()),
-    (CRATE, "Remove unstable session model API (#1325", "v0.13.4", "v0.13.5", U1, "method-removed", "error", "session/set_model", None, ("client",)),
+    # the client learns a `ModelId` only from the optional `models` of the session responses,
+    # removed with it: no new agent sends `models`, so no old client calls it (data-flow gate)
+    (CRATE, "Remove unstable session model API (#1325", "v0.13.4", "v0.13.5", U1, "method-removed", "info", "session/set_model", None, ()),
     (CRATE, "Stabilize additionalDirectories for sessions (#1327", "v0.13.4", "v0.13.5", S1, "moved-to-stable", "info", "NewSessionRequest.additionalDirectories", None, ()),
     (CRATE, "Add v2 enum extension RFD and fallbacks (#1304", "v0.13.4", "v0.13.5", U2, "enum-opened", "warning", "StopReason", None, ("client",)),
     (CRATE, "Stabilize session/delete (#1370", "v0.13.5", "schema-v1.13.7", S1, "moved-to-stable", "info", "session/delete", None, ()),
