@@ -105,3 +105,19 @@ def test_a_record_that_moved_is_at_its_new_level(case: tuple) -> None:  # type: 
 def test_a_record_that_went_is_gone(case: tuple) -> None:  # type: ignore[type-arg]
     old, new, file, rule, subject, why = case
     assert not [c for c in _diff(old, new) if (c.file, c.rule, c.subject) == (file, rule, subject)], why
+
+
+#: (old, new, file, subject, what the note must name: the gating members, the type, the identifier)
+DATA_GATES = [
+    ("v0.2.1", "v0.4.1", S1, "session/set_model", ("`NewSessionResponse.models` (through `SessionModelState`)", "`ModelId` its `modelId`")),
+    ("v0.10.7", "v0.11.1", S1, "session/set_config_option", ("`NewSessionResponse.configOptions` (through `SessionConfigOption`)", "`SessionUpdate` variant `config_option_update`", "`SessionConfigId` its `configId`")),
+    ("v0.13.4", "v0.13.5", U2, "session/set_mode", ("its gate, ", "`NewSessionResponse.modes` (through `SessionModeState`)", "`SessionUpdate` variant `current_mode_update`", "went with it")),
+]
+
+
+@pytest.mark.parametrize("case", DATA_GATES, ids=[f"{c[0]}..{c[1]}:{c[3]}" for c in DATA_GATES])
+def test_a_data_gate_names_its_member_and_type(case: tuple) -> None:  # type: ignore[type-arg]
+    old, new, file, subject, names = case
+    (found,) = [c for c in _diff(old, new) if (c.file, c.subject) == (file, subject)]
+    assert found.note and all(n in found.note for n in names), found.note
+    assert dict(found.why)["gate"] == found.note
