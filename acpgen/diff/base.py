@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from acpgen import ir
+from acpgen.diff import dataflow
 from acpgen.diff import direction as dirn
 from acpgen.diff.model import Change, make
 from acpgen.diff.renames import def_renames, method_renames
@@ -204,7 +205,48 @@ class Base:
             entries = self.entry_points(method, self.pair.old)
             if entries and not any(self._member_stays(e) for e in entries):
                 return f"its only entry point `{entries[0]}` went with it: no peer is offered it"
+            return self.data_gate(method, added=False)
         return None
+
+    def data_gate(self, method: ir.Method, added: bool) -> str | None:
+        """The note of a request gated by the data it needs (``acpgen.diff.dataflow``),
+        when that gate came with it (``added``: absent from the old release, or behind a
+        capability it adds) or went with it (absent from the new release, or behind a
+        capability it lost); else None."""
+        here, there = (self.pair.new, self.od) if added else (self.pair.old, self.nd)
+        names = self.back if added else self.rename
+        caps = self.caps_new if added else self.caps_old
+        kept = {c.path for cs in (self.caps_old if added else self.caps_new).values() for c in cs}
+        defs = here.def_map()
+        for need in dataflow.needs(here, method):
+            gates: list[tuple[dataflow.Point, str | None]] = []
+            for path in need.paths:
+                found = None
+                for point in path:
+                    guard = self._guard(point, defs, caps)
+                    if not dataflow.present(point, there, names) or (guard is not None and guard not in kept):
+                        found = (point, guard)
+                        break
+                if found is None:
+                    break
+                gates.append(found)
+            else:
+                what = _gate_text(sorted(set(gates), key=lambda g: g[0].label))
+                wire = need.member.rpartition(".")[2]
+                source = f"the caller gets the `{need.type}` its `{wire}` needs only there"
+                if added:
+                    return f"gated by {what}, new with it: {source}"
+                return f"its gate, {what}, went with it: {source}; no peer is offered it"
+        return None
+
+    def _guard(self, point: dataflow.Point, defs: dict[str, ir.Def], caps: dirn.Caps) -> str | None:
+        """The capability that guards an optional member: named by its description (or its
+        def's), or naming it in its own."""
+        if point.wire is None:
+            return None
+        text = "\n".join(t for t in dataflow.descriptions(point, defs) if t) or None
+        gates = self.gates(f"{point.owner}.{point.wire}", text, False, False, caps)
+        return gates[0].path if gates else None
 
     def _member_stays(self, path: str) -> bool:
         owner, _, member = path.partition(".")
@@ -217,6 +259,20 @@ class Base:
             return None
         return "gated by the new capability " + ", ".join(f"`{c.path}`" for c in gates)
 
+
+
+def _gate_text(gates: list[tuple[dataflow.Point, str | None]]) -> str:
+    """``the optional member `NewSessionResponse.models` (through `SessionModelState`)``."""
+    parts = []
+    for point, guard in gates:
+        text = f"`{point.owner}` variant `{point.variant}`" if point.wire is None else f"`{point.label}`"
+        if point.through is not None:
+            text += f" (through `{point.through}`)"
+        if guard is not None:
+            text += f" behind the capability `{guard}`"
+        parts.append(text)
+    kind = "member" if all(p.wire is not None for p, _ in gates) else "part"
+    return f"the optional {kind}{'s' if len(parts) > 1 else ''} " + ", ".join(parts)
 
 
 def unique_pairs(gone: list[str], fresh: list[str], same: Callable[[str, str], bool]) -> dict[str, str]:

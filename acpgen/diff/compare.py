@@ -67,6 +67,8 @@ class Walk(Variants):
             if entries:  # an optional response member offers it: the caller calls it only then
                 ungated = False
                 note = f"gated by the optional response member `{entries[0]}`: called only when it was sent"
+            elif ungated and (data := self.data_gate(n, added=True)):  # what it needs comes only with a gate
+                ungated, note = False, data
             if self.became_stable(
                 f"method:{name}", name, f"method {name}", as_rule="request-added-without-gate" if ungated else "method-added",
                 breaks=dirn.implementers(n) if ungated else frozenset(), note=note,

@@ -11,8 +11,10 @@ that implements it (``implementers``), the side that advertised a removed capabi
 tables (see ``acpgen.diff.direction``).
 
 Levels only ever go down from the default, and each time with a note: a capability
-added in the same release that gates the new thing, or an ``x-deserialize-*`` mark that
-makes the receiving side read the value leniently.
+added in the same release that gates the new thing, the optional member that alone brings
+an identifier a new request needs (a data-flow gate, ``acpgen.diff.dataflow``), a gate
+that went with what it gated, or an ``x-deserialize-*`` mark that makes the receiving side
+read the value leniently.
 """
 
 from __future__ import annotations
@@ -78,14 +80,21 @@ RULES: tuple[Rule, ...] = (
         "the protocol version a file states changed: peers negotiate another number",
     ),
     # methods
-    _r("method-added", "method-added", "info", "info", "none", "a new notification, or a new request behind a capability"),
+    _r(
+        "method-added",
+        "method-added",
+        "info",
+        "info",
+        "none",
+        "a new notification, or a new request behind a gate: a capability, or the optional member that alone brings an id it needs",
+    ),
     _r(
         "request-added-without-gate",
         "method-added",
         "warning",
         "info",
         "implementers",
-        "a new request no capability gates: old implementers answer method-not-found",
+        "a new request nothing gates (capability or data): old implementers answer method-not-found",
     ),
     _r("method-removed", "method-removed", "error", "error", "callers", "a method is gone: its callers get method-not-found"),
     _r("method-renamed", "renamed", "error", "error", "both", "a method's wire name changed, its params and result did not"),

@@ -50,9 +50,18 @@ CASES = [
     (CRATE, "More flexible permission requests (#1577", "schema-v1.16.0", "schema-v1.19.0", S2, "required-field-removed", "error", "RequestPermissionRequest.toolCall", None, ("client",)),
     (CRATE, "tighten v2 field validation (#1587", "schema-v1.16.0", "schema-v1.19.0", S2, "constraint-tightened", "error", "Cost.currency", None, ("agent",)),
     (V1, "Stabilize model_config option category (#1502", "schema-v1.15.0", "schema-v1.16.0", S1, "moved-to-stable", "info", "SessionConfigOptionCategory", "model_config", ()),
+    # data-flow gates: the id each method needs comes only in optional members (and union
+    # variants) of what the other side sends, added, stabilised or removed with it
+    (CRATE, "Remove dedicated session modes and models apis from v2 (#1324", "v0.13.4", "v0.13.5", U2, "method-removed", "info", "session/set_mode", None, ()),
+    (CRATE, "Remove dedicated session modes and models apis from v2 (#1324", "v0.13.4", "v0.13.5", U2, "method-removed", "info", "session/set_model", None, ()),
+    (CRATE, "Stabilize Session Config Options (#411", "v0.10.7", "v0.11.1", S1, "moved-to-stable", "info", "session/set_config_option", None, ()),
+    (CRATE, "Draft implementation of session config options (#339", "v0.10.3", "v0.10.6", U1, "method-added", "info", "session/set_config_option", None, ()),
+    (CRATE, "Add experimental MCP-over-ACP message types (#1185", "v0.12.2", "v0.13.0", U1, "method-added", "info", "mcp/connect", None, ()),
     (CRATE, "Stabilize logout method (#1273", "v0.13.2", "v0.13.3", S1, "moved-to-stable", "info", "logout", None, ()),
     (CRATE, "Rename provider method types to singular (#1272", "v0.13.2", "v0.13.3", U1, "def-renamed", "info", "SetProvidersRequest -> SetProviderRequest", None, ()),
-    (CRATE, "Remove unstable session model API (#1325", "v0.13.4", "v0.13.5", U1, "method-removed", "error", "session/set_model", None, ("client",)),
+    # the client learns a `ModelId` only from the optional `models` of the session responses,
+    # removed with it: no new agent sends `models`, so no old client calls it (data-flow gate)
+    (CRATE, "Remove unstable session model API (#1325", "v0.13.4", "v0.13.5", U1, "method-removed", "info", "session/set_model", None, ()),
     (CRATE, "Stabilize additionalDirectories for sessions (#1327", "v0.13.4", "v0.13.5", S1, "moved-to-stable", "info", "NewSessionRequest.additionalDirectories", None, ()),
     (CRATE, "Add v2 enum extension RFD and fallbacks (#1304", "v0.13.4", "v0.13.5", U2, "enum-opened", "warning", "StopReason", None, ("client",)),
     (CRATE, "Stabilize session/delete (#1370", "v0.13.5", "schema-v1.13.7", S1, "moved-to-stable", "info", "session/delete", None, ()),

@@ -298,3 +298,27 @@ def test_explain_says_why_each_record_got_its_level(tmp_path: Path, monkeypatch:
     doc = json.loads(diff(*lenient, "--format", "json").stdout)
     why = next(c["why"] for c in doc["changes"] if c["rule"] == "type-narrowed")
     assert why["leniency"].startswith("read leniently (x-deserialize-default-on-error)") and why["sent_by"] == "client"
+
+
+@pytest.mark.parametrize(
+    "name,because",
+    [
+        # a gated addition is the info rule itself, as a capability gate makes it
+        ("request-added-behind-a-data-gate", "    rule: method-added: info unless lowered; breaks nobody"),
+        ("request-removed-with-its-data-gate", "    level: info, lowered from the rule's error by the gate above"),
+    ],
+)
+def test_explain_names_the_data_gate_and_its_type(pair, name: str, because: str) -> None:  # type: ignore[no-untyped-def]
+    """A request gated by the data it needs: --explain and the JSON ``why`` name the
+    optional member that alone brings its identifier, the type it goes through, and the
+    identifier."""
+    old, new = pair(name)
+    out = diff(old, new, "--explain").stdout.splitlines()
+    i = next(i for i, line in enumerate(out) if " session/set_model" in line)
+    gate = next(line for line in out[i + 1 : i + 5] if line.startswith("    gate: "))
+    assert "`NewSessionResponse.models` (through `SessionModelState`)" in gate and "`ModelId` its `modelId`" in gate
+    assert because in out[i + 1 : i + 6]
+    doc = json.loads(diff(old, new, "--format", "json").stdout)
+    record = next(c for c in doc["changes"] if c["subject"] == "session/set_model")
+    assert record["why"]["gate"] == gate.removeprefix("    gate: ") == record["note"]
+    assert record["why"]["sent_by"] == "client"

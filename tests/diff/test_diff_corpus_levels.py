@@ -1,6 +1,6 @@
-"""Every corpus record whose level (or rule) #25 changed, each with the reason: the
-corpus pair, the record it must now be, and why. A record not listed here keeps the
-level it had (the counts are in docs/reference/diff.md, In the corpus)."""
+"""Every corpus record whose level (or rule) #25 or the data-flow gates of #37 changed,
+each with the reason: the corpus pair, the record it must now be, and why. A record not
+listed here keeps the level it had (the counts are in docs/reference/diff.md, In the corpus)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ MOVED = [
     # family 2: stabilised into a closed union, or an ungated request
     ("v0.10.7", "v0.11.1", S1, "moved-to-stable-breaking", "error", "SessionUpdate", "config_option_update", C, "closed SessionUpdate, no gate: old stable clients reject it"),
     ("v0.10.7", "v0.11.1", S1, "moved-to-stable-breaking", "error", "SessionUpdate", "session_info_update", C, "closed SessionUpdate, no gate: old stable clients reject it"),
-    ("v0.10.7", "v0.11.1", S1, "moved-to-stable-breaking", "warning", "session/set_config_option", None, A, "a request no capability gates: old stable agents answer method-not-found"),
     ("v0.13.5", "schema-v1.13.7", S1, "moved-to-stable-breaking", "error", "SessionUpdate", "usage_update", C, "closed SessionUpdate, no gate (also a changelog line)"),
     # family 3: the shape still accepts the old one; its tagged members are variants
     ("v0.10.7", "v0.11.1", U1, "variant-added-closed", "error", "SetSessionConfigOptionRequest", "boolean", A, "the old object's `value` is a string: a boolean value is rejected"),
@@ -50,6 +49,17 @@ MOVED = [
     ("v0.13.5", "schema-v1.13.7", U2, "method-removed", "info", "fs/read_text_file", None, (), "`FileSystemCapabilities.readTextFile` went with it"),
     ("v0.13.5", "schema-v1.13.7", U2, "method-removed", "info", "fs/write_text_file", None, (), "`FileSystemCapabilities.writeTextFile` went with it"),
     ("v0.13.5", "schema-v1.13.7", U2, "variant-removed-open", "info", "McpServer", "sse", (), "`McpCapabilities.sse` went with it"),
+    # data-flow gates: a required identifier the caller receives only inside an optional
+    # member (or a union variant) of what the other side sends, new with the request
+    ("v0.2.0-alpha.6", "v0.2.0-alpha.8", S1, "method-added", "info", "session/set_mode", None, (), "`SessionModeId` only in the new optional `modes` of the session responses (and the new `current_mode_update`)"),
+    ("v0.2.1", "v0.4.1", S1, "method-added", "info", "session/set_model", None, (), "`ModelId` only in the new optional `models` of the session responses"),
+    ("v0.10.3", "v0.10.6", U1, "method-added", "info", "session/set_config_option", None, (), "`SessionConfigId` only in the new optional `configOptions` (and the new `config_option_update`)"),
+    ("v0.10.7", "v0.11.1", S1, "moved-to-stable", "info", "session/set_config_option", None, (), "was moved-to-stable-breaking warning; stabilised with `configOptions` and `config_option_update`, its only sources of `SessionConfigId`"),
+    ("v0.12.2", "v0.13.0", U1, "method-added", "info", "mcp/connect", None, (), "the agent learns a `McpServerAcpId` only from the client's new `acp` McpServer variant"),
+    # ... and removed with it: no new peer sends the gate, no old caller calls the method
+    ("v0.13.4", "v0.13.5", U1, "method-removed", "info", "session/set_model", None, (), "removed with `models`, its only source of `ModelId` (also a changelog line)"),
+    ("v0.13.4", "v0.13.5", U2, "method-removed", "info", "session/set_model", None, (), "removed with `models`, its only source of `ModelId`"),
+    ("v0.13.4", "v0.13.5", U2, "method-removed", "info", "session/set_mode", None, (), "removed with `modes` and `current_mode_update`, its only sources of `SessionModeId`"),
     # family 7: optional members renamed in open objects
     ("v0.0.17", "v0.0.19", S1, "field-renamed", "warning", "ToolCallUpdate.label -> ToolCallUpdate.title", None, AC, "optional, open object: both payloads stay valid"),
     ("v0.6.0", "v0.6.2", S1, "field-renamed", "warning", "SetSessionModeResponse.meta -> SetSessionModeResponse._meta", None, C, "optional, open object"),
@@ -95,3 +105,19 @@ def test_a_record_that_moved_is_at_its_new_level(case: tuple) -> None:  # type: 
 def test_a_record_that_went_is_gone(case: tuple) -> None:  # type: ignore[type-arg]
     old, new, file, rule, subject, why = case
     assert not [c for c in _diff(old, new) if (c.file, c.rule, c.subject) == (file, rule, subject)], why
+
+
+#: (old, new, file, subject, what the note must name: the gating members, the type, the identifier)
+DATA_GATES = [
+    ("v0.2.1", "v0.4.1", S1, "session/set_model", ("`NewSessionResponse.models` (through `SessionModelState`)", "`ModelId` its `modelId`")),
+    ("v0.10.7", "v0.11.1", S1, "session/set_config_option", ("`NewSessionResponse.configOptions` (through `SessionConfigOption`)", "`SessionUpdate` variant `config_option_update`", "`SessionConfigId` its `configId`")),
+    ("v0.13.4", "v0.13.5", U2, "session/set_mode", ("its gate, ", "`NewSessionResponse.modes` (through `SessionModeState`)", "`SessionUpdate` variant `current_mode_update`", "went with it")),
+]
+
+
+@pytest.mark.parametrize("case", DATA_GATES, ids=[f"{c[0]}..{c[1]}:{c[3]}" for c in DATA_GATES])
+def test_a_data_gate_names_its_member_and_type(case: tuple) -> None:  # type: ignore[type-arg]
+    old, new, file, subject, names = case
+    (found,) = [c for c in _diff(old, new) if (c.file, c.subject) == (file, subject)]
+    assert found.note and all(n in found.note for n in names), found.note
+    assert dict(found.why)["gate"] == found.note
