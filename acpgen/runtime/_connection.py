@@ -32,6 +32,8 @@ What it promises (the README's "The JSON-RPC layer" says the same for users):
   -32800; a handler raising ``CancelledError`` is answered -32800 too. Cancelling the
   task that awaits :meth:`~Connection.request` sends ``$/cancel_request`` for its id when
   the module's schema has that method.
+* **Seeing the traffic.** Observers see every frame read and written, once, in order;
+  ``telemetry`` opens a span per request both ways (``_telemetry.py``).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ import contextvars
 import itertools
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Final
+from typing import Any, Awaitable, Callable, Final, Iterable
 
 from ._jsonrpc import (
     DEFAULT_MAX_LINE,
@@ -64,6 +66,7 @@ from ._jsonrpc import (
 )
 from ._router import RequestContext, Router, batch_line
 from ._skim import SKIM, skim
+from ._telemetry import IN, OUT, Observer, OpenTelemetry, Traffic
 
 #: incoming requests running plus notifications queued, past which reading pauses
 DEFAULT_MAX_IN_FLIGHT: Final = 64
@@ -137,7 +140,9 @@ class Connection:
     ``max_line``: the longest line read, in bytes; ``max_in_flight``: incoming work
     running or queued before reading pauses; ``drain_timeout``: seconds a closing
     connection keeps handling the notifications already received; ``process``: the
-    agent process behind the streams (:meth:`Rpc.spawn`), ended on close."""
+    agent process behind the streams (:meth:`Rpc.spawn`), ended on close;
+    ``observers``: callables that see every frame (:class:`Traffic`); ``telemetry``: an
+    :class:`OpenTelemetry` that opens a span per request."""
 
     def __init__(
         self,
@@ -151,6 +156,8 @@ class Connection:
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         drain_timeout: float = 5.0,
         process: asyncio.subprocess.Process | None = None,
+        observers: Iterable[Observer] = (),
+        telemetry: OpenTelemetry | None = None,
     ) -> None:
         if max_line < 2 or max_in_flight < 1:
             raise ValueError("max_line must be >= 2 and max_in_flight >= 1")
@@ -163,6 +170,8 @@ class Connection:
         self.max_in_flight = max_in_flight
         self.drain_timeout = drain_timeout
         self.process = process
+        self.telemetry = telemetry
+        self._observers: list[Observer] = list(observers)
         self.router: Router | None = None
         self._loop = asyncio.get_running_loop()
         self._ids = itertools.count()
@@ -234,6 +243,24 @@ class Connection:
     async def wait_closed(self) -> None:
         await asyncio.shield(self._closed)
 
+    # -- observers -------------------------------------------------------------------
+    def add_observer(self, observer: Observer) -> None:
+        """See every frame from now on: ``observer(Traffic)`` for each line read or
+        written, once, in order (see ``_telemetry.py``)."""
+        self._observers.append(observer)
+
+    def remove_observer(self, observer: Observer) -> None:
+        if observer in self._observers:
+            self._observers.remove(observer)
+
+    def _observe(self, traffic: Traffic) -> None:
+        for observer in tuple(self._observers):
+            try:
+                observer(traffic)
+            except Exception:  # noqa: BLE001 - an observer never breaks the connection
+                self.log.exception("observer %r failed: removed", observer)
+                self.remove_observer(observer)
+
     async def __aenter__(self) -> Connection:
         return self
 
@@ -304,7 +331,9 @@ class Connection:
         busy = [
             lane.task
             for lane in self._lanes.values()
-            if lane.task is not None and not lane.task.done() and lane.task is not current
+            if lane.task is not None
+            and not lane.task.done()
+            and lane.task is not current
         ]
         if busy:
             _, late = await asyncio.wait(busy, timeout=self.drain_timeout)
@@ -368,6 +397,9 @@ class Connection:
                 self.writer.write(line)
                 if pending is not None:
                     pending.sent = True
+                if self._observers:
+                    body = line[:-1] if line.endswith(b"\n") else line
+                    self._observe(Traffic(OUT, body, len(body)))
                 await self.writer.drain()
             except (ConnectionError, OSError, RuntimeError) as exc:
                 reason = f"writing to the peer failed: {exc!r}"
@@ -396,8 +428,21 @@ class Connection:
         :class:`OversizedFrameError` when the answer is over ``max_line``, and
         :class:`ConnectionClosedError` when no answer can come. Cancelling the awaiting
         task sends ``$/cancel_request`` for it (where the schema has the method)."""
-        await self._ready()
+        telemetry = self.telemetry
+        if telemetry is None:
+            return await self._request(method, params, next(self._ids))
         rid = next(self._ids)
+        with telemetry.span(OUT, method, rid) as span:
+            try:
+                result = await self._request(method, params, rid)
+            except BaseException as exc:
+                span.failed(exc)
+                raise
+            span.outcome("ok")
+            return result
+
+    async def _request(self, method: str, params: Any, rid: Id) -> Any:
+        await self._ready()
         line = self.rpc.encode(Request(rid, method, params))
         pending = _Pending(
             method,
@@ -477,7 +522,9 @@ class Connection:
                 if nl >= 0:
                     if nl > limit:  # over the limit, but it came whole in one read
                         self._oversized(
-                            bytes(buf[:SKIM]), bytes(buf[nl - SKIM : nl]), nl
+                            bytes(buf[: min(SKIM, nl)]),
+                            bytes(buf[max(0, nl - SKIM) : nl]),
+                            nl,
                         )
                     else:
                         line = bytes(buf[:nl])
@@ -533,6 +580,8 @@ class Connection:
         return bytearray(chunk[nl + 1 :])
 
     def _oversized(self, head: bytes, tail: bytes, size: int) -> None:
+        if self._observers:
+            self._observe(Traffic(IN, head, size, whole=False))
         found = skim(head, tail)
         limit = self.max_line
         if found.kind == "call" and found.has_id:
@@ -619,6 +668,8 @@ class Connection:
         return entry.method if entry is not None else None
 
     def _dispatch(self, line: bytes) -> None:
+        if self._observers:
+            self._observe(Traffic(IN, line, len(line)))
         try:
             frame = self.rpc.parse(line, side=self.side, method_of=self._method_of)
         except (FrameError, InvalidResultError) as exc:
@@ -806,7 +857,12 @@ class Connection:
         try:
             if context.cancelled is not None and context.cancelled.is_set():
                 raise asyncio.CancelledError  # cancelled before it ran: see _interrupt
-            line = await router.handle(frame, context)
+            if self.telemetry is None:
+                line = await router.handle(frame, context)
+            else:
+                with self.telemetry.span(IN, frame.method, frame.id) as span:
+                    line = await router.handle(frame, context)
+                    span.answered(line)
         except BaseException as exc:  # noqa: BLE001 - every request gets one answer
             if not isinstance(exc, (Exception, asyncio.CancelledError)):
                 raise
