@@ -405,6 +405,9 @@ class Method:
     #: every def linked to this method and side (a method can be both a request and a
     #: notification: ``mcp/message``), sorted by name
     types: tuple[str, ...] = ()
+    #: the params member that names the session the method is about (``sessionId``): the
+    #: runtime orders such messages per session
+    session: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

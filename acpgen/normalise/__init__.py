@@ -9,6 +9,7 @@ from acpgen.normalise.defs import build_def
 from acpgen.normalise.frames import mark_envelopes
 from acpgen.normalise.keywords import unconsumed
 from acpgen.normalise.methods import build_methods
+from acpgen.normalise.sessions import mark_sessions
 from acpgen.depth import deep_stack
 from acpgen.errors import AcpgenError
 from acpgen.load import RawDocument
@@ -41,6 +42,7 @@ def build_protocol(raw: RawDocument, unimplemented: str = "error") -> ir.Protoco
         ctx.problems.raise_if_any()
     defs.extend(ctx.lifted.values())
     defs = mark_envelopes(defs, methods)
+    methods = mark_sessions(methods, defs)
     meta = raw.meta
     title = raw.data.get("title")
     return ir.Protocol(

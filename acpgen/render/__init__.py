@@ -97,7 +97,7 @@ FRAME_NAMES = (
 )
 ROUTER_NAMES = ("RequestContext", "Router", "current_request")
 #: what it re-exports of the connection, imported on first use (asyncio with it)
-CONNECTION_NAMES = ("Connection", "DEFAULT_MAX_IN_FLIGHT")
+CONNECTION_NAMES = ("Connection", "DEFAULT_MAX_IN_FLIGHT", "OpenTelemetry", "Traffic")
 
 
 def render_package_init(style: str, modules: list[str], vendored: str | None = None) -> RenderedFile:

@@ -63,6 +63,9 @@ class MethodView:
     #: the result is an object with no required member: a handler may return ``None``
     #: (the peer receives ``{}``)
     empty_result: bool = False
+    #: the name under which the params hold the session the method is about (an
+    #: attribute, or a key in the TypedDict style): messages are ordered per session
+    session: str | None = None
 
     def signature(self, indent: str = "    ") -> str:
         """``async def handler(self, params: P) -> R:`` as black lays it out (a def is split
@@ -501,8 +504,14 @@ def member_label(m: ir.UnionMember, spell: Callable[[ir.TypeExpr], str]) -> str:
     return spell(m.type)
 
 
-def method_views(protocol: ir.Protocol, names: Names) -> tuple[MethodView, ...]:
+def method_views(protocol: ir.Protocol, names: Names, by_key: bool = False) -> tuple[MethodView, ...]:
+    """The method table; ``by_key``: params are dicts (TypedDict), read by wire name."""
     defs = protocol.def_map()
+
+    def session(m: ir.Method) -> str | None:
+        if m.session is None or m.params is None:
+            return None
+        return m.session if by_key else names.attr(m.params, m.session)
 
     def prose(m: ir.Method) -> str | None:
         """The method's prose, else its params type's description."""
@@ -519,6 +528,7 @@ def method_views(protocol: ir.Protocol, names: Names) -> tuple[MethodView, ...]:
             names.handler(m.name, m.kind),
             prose(m),
             m.kind == "request" and _empty_object(defs.get(m.result) if m.result else None),
+            session(m),
         )
         for m in protocol.methods
     )
@@ -534,8 +544,8 @@ def _empty_object(d: ir.Def | None) -> bool:
 RECEIVED_BY = {"agent": ("agent", "both", "protocol", ""), "client": ("client", "both", "protocol", "")}
 
 
-def rpc_view(protocol: ir.Protocol, names: Names) -> RpcView:
-    methods = method_views(protocol, names)
+def rpc_view(protocol: ir.Protocol, names: Names, by_key: bool = False) -> RpcView:
+    methods = method_views(protocol, names, by_key)
     error = protocol.def_map().get("Error")
     error_type = names.type("Error") if isinstance(error, ir.ObjectDef) else None
 

@@ -207,7 +207,7 @@ def build_typeddict_view(protocol: ir.Protocol, names: Names, header: str) -> Ty
         doc,
         classes,
         ordered_aliases(b.aliases),
-        rpc_view(protocol, names),
+        rpc_view(protocol, names, by_key=True),
         exports,
         protocol.protocol_version,
         tuple(sorted(b.forbid)),

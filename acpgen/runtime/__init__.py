@@ -33,6 +33,7 @@ SHARED = (
     "_connection.py",
     "_transports.py",
     "_skim.py",
+    "_telemetry.py",
     "_alternatives.py",
 )
 

@@ -15,19 +15,25 @@ What it promises (the README's "The JSON-RPC layer" says the same for users):
   :class:`ConnectionClosedError` at once, and so do the requests in flight when the
   connection closes; ``await conn.closed`` waits for the end. Closing cancels the
   handlers still running, which answer -32800 while the peer can still read.
-* **Order.** Notifications are handled one at a time, in arrival order, on the whole
-  connection; the answer to one of our requests is delivered after every notification
-  that arrived before it has been handled (``session/prompt`` returns with every update
-  of the turn seen), except for a request made by a notification handler, whose answer
-  is delivered at once (no deadlock). Requests from the peer run concurrently.
+* **Order, per session.** The notifications about a session (whose params carry its
+  ``sessionId``: ``session/update``) are handled one at a time, in arrival order, within
+  that session; sessions are handled independently, so a slow handler for one session
+  never delays another's. Notifications about no session are handled one at a time, in
+  arrival order, among themselves. The answer to one of our requests is delivered after
+  every notification of the same session (or, for a request about no session, of no
+  session) that arrived before it has been handled (``session/prompt`` returns with every
+  update of its turn seen), except for a request made by a notification handler, whose
+  answer is delivered at once (no deadlock). Requests from the peer run concurrently.
 * **Backpressure.** At most ``max_in_flight`` incoming requests and notifications are
-  running or queued; past that the connection stops reading until one completes, unless
-  every running handler is waiting for one of our requests (then it reads on, so that
-  their answers get through).
+  running or queued, all sessions together; past that the connection stops reading
+  until one completes, unless every running handler is waiting for one of our requests
+  (then it reads on, so that their answers get through).
 * **Cancellation.** ``$/cancel_request`` cancels the handler's task, which is answered
   -32800; a handler raising ``CancelledError`` is answered -32800 too. Cancelling the
   task that awaits :meth:`~Connection.request` sends ``$/cancel_request`` for its id when
   the module's schema has that method.
+* **Seeing the traffic.** Observers see every frame read and written, once, in order;
+  ``telemetry`` opens a span per request both ways (``_telemetry.py``).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ import contextvars
 import itertools
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Final
+from typing import Any, Awaitable, Callable, Final, Iterable
 
 from ._jsonrpc import (
     DEFAULT_MAX_LINE,
@@ -60,6 +66,7 @@ from ._jsonrpc import (
 )
 from ._router import RequestContext, Router, batch_line
 from ._skim import SKIM, skim
+from ._telemetry import IN, OUT, Observer, OpenTelemetry, Traffic
 
 #: incoming requests running plus notifications queued, past which reading pauses
 DEFAULT_MAX_IN_FLIGHT: Final = 64
@@ -92,6 +99,8 @@ class _Pending:
     future: asyncio.Future[Any]
     #: made by a notification handler: its answer is delivered at once
     urgent: bool
+    #: the session the request is about (its answer waits for that session's updates)
+    lane: str | None = None
     sent: bool = False
 
 
@@ -102,6 +111,17 @@ class _Reply:
     pending: _Pending
     result: Any = None
     error: BaseException | None = None
+
+
+@dataclass(slots=True)
+class _Lane:
+    """The notifications about one session (or about none) and the answers queued behind
+    them, handled in arrival order by one task, which ends when the lane is empty."""
+
+    items: collections.deque[Notification[Any] | _Reply] = field(
+        default_factory=collections.deque
+    )
+    task: asyncio.Task[None] | None = None
 
 
 @dataclass(slots=True)
@@ -120,7 +140,9 @@ class Connection:
     ``max_line``: the longest line read, in bytes; ``max_in_flight``: incoming work
     running or queued before reading pauses; ``drain_timeout``: seconds a closing
     connection keeps handling the notifications already received; ``process``: the
-    agent process behind the streams (:meth:`Rpc.spawn`), ended on close."""
+    agent process behind the streams (:meth:`Rpc.spawn`), ended on close;
+    ``observers``: callables that see every frame (:class:`Traffic`); ``telemetry``: an
+    :class:`OpenTelemetry` that opens a span per request."""
 
     def __init__(
         self,
@@ -134,6 +156,8 @@ class Connection:
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         drain_timeout: float = 5.0,
         process: asyncio.subprocess.Process | None = None,
+        observers: Iterable[Observer] = (),
+        telemetry: OpenTelemetry | None = None,
     ) -> None:
         if max_line < 2 or max_in_flight < 1:
             raise ValueError("max_line must be >= 2 and max_in_flight >= 1")
@@ -146,6 +170,8 @@ class Connection:
         self.max_in_flight = max_in_flight
         self.drain_timeout = drain_timeout
         self.process = process
+        self.telemetry = telemetry
+        self._observers: list[Observer] = list(observers)
         self.router: Router | None = None
         self._loop = asyncio.get_running_loop()
         self._ids = itertools.count()
@@ -153,10 +179,10 @@ class Connection:
         #: ids of our requests cancelled before their answer: a late answer is expected
         self._abandoned: collections.OrderedDict[Id, None] = collections.OrderedDict()
         self._incoming: dict[Id, tuple[asyncio.Task[None], RequestContext]] = {}
-        self._inbox: collections.deque[Notification[Any] | _Reply] = collections.deque()
-        self._inbox_ready = asyncio.Event()
+        #: the lanes with work: by session id (None: about no session)
+        self._lanes: dict[str | None, _Lane] = {}
         self._queued_notes = 0
-        self._note_running = False
+        self._notes_running = 0
         self._requests_running = 0
         self._waiting: collections.Counter[object] = collections.Counter()
         self._wake = asyncio.Event()
@@ -165,7 +191,6 @@ class Connection:
         #: the incoming requests' tasks that have started running
         self._started: set[asyncio.Task[None]] = set()
         self._reader_task: asyncio.Task[None] | None = None
-        self._consumer_task: asyncio.Task[None] | None = None
         self._closer: asyncio.Task[None] | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._end_process: Callable[[], Awaitable[None]] | None = None
@@ -187,7 +212,6 @@ class Connection:
             raise RuntimeError("this connection is serving already")
         self.router = Router(self.rpc, self.side, handler, self.log)
         self._reader_task = self._loop.create_task(self._read_loop())
-        self._consumer_task = self._loop.create_task(self._consume())
 
     async def serve(self, handler: Any) -> None:
         """:meth:`start` (unless started), then wait until the connection is closed (the
@@ -219,6 +243,24 @@ class Connection:
     async def wait_closed(self) -> None:
         await asyncio.shield(self._closed)
 
+    # -- observers -------------------------------------------------------------------
+    def add_observer(self, observer: Observer) -> None:
+        """See every frame from now on: ``observer(Traffic)`` for each line read or
+        written, once, in order (see ``_telemetry.py``)."""
+        self._observers.append(observer)
+
+    def remove_observer(self, observer: Observer) -> None:
+        if observer in self._observers:
+            self._observers.remove(observer)
+
+    def _observe(self, traffic: Traffic) -> None:
+        for observer in tuple(self._observers):
+            try:
+                observer(traffic)
+            except Exception:  # noqa: BLE001 - an observer never breaks the connection
+                self.log.exception("observer %r failed: removed", observer)
+                self.remove_observer(observer)
+
     async def __aenter__(self) -> Connection:
         return self
 
@@ -245,14 +287,18 @@ class Connection:
         current = asyncio.current_task()
         if self._reader_task is not None and self._reader_task is not current:
             self._reader_task.cancel()
-        queued = {id(item.pending) for item in self._inbox if isinstance(item, _Reply)}
+        queued = {
+            id(item.pending)
+            for lane in self._lanes.values()
+            for item in lane.items
+            if isinstance(item, _Reply)
+        }
         for pending in list(self._pending.values()):
             if id(pending) not in queued and not pending.future.done():
                 pending.future.set_exception(ConnectionClosedError(reason))
         for task, context in list(self._incoming.values()):
             if task is not current:
                 self._interrupt(task, context)
-        self._inbox_ready.set()
         await self._drain()
         deadline = self._loop.time() + CLOSE_GRACE
         while True:  # the handlers answer, then their answers are written
@@ -279,24 +325,32 @@ class Connection:
             self._closed.set_result(None)
 
     async def _drain(self) -> None:
-        """Let the queued notifications and answers through (for at most
-        ``drain_timeout`` s), then stop the consumer."""
-        consumer = self._consumer_task
+        """Let the queued notifications and answers through, every lane at once (for at
+        most ``drain_timeout`` s in all), then stop the lanes still busy."""
         current = asyncio.current_task()
-        if consumer is not None and not consumer.done() and consumer is not current:
-            self._inbox_ready.set()
-            try:
-                await asyncio.wait_for(asyncio.shield(consumer), self.drain_timeout)
-            except asyncio.TimeoutError:
-                consumer.cancel()
-                await asyncio.wait([consumer])
+        busy = [
+            lane.task
+            for lane in self._lanes.values()
+            if lane.task is not None
+            and not lane.task.done()
+            and lane.task is not current
+        ]
+        if busy:
+            _, late = await asyncio.wait(busy, timeout=self.drain_timeout)
+            for task in late:
+                task.cancel()
+            if late:
+                await asyncio.wait(late)
         dropped = 0
-        while self._inbox:
-            item = self._inbox.popleft()
-            if isinstance(item, _Reply):
-                _resolve(item)
-            else:
-                dropped += 1
+        lanes = list(self._lanes.values())
+        self._lanes.clear()
+        for lane in lanes:
+            while lane.items:
+                item = lane.items.popleft()
+                if isinstance(item, _Reply):
+                    _resolve(item)
+                else:
+                    dropped += 1
         if dropped:
             self.log.warning(
                 "%d notifications not handled: the connection closed (%s)",
@@ -343,6 +397,9 @@ class Connection:
                 self.writer.write(line)
                 if pending is not None:
                     pending.sent = True
+                if self._observers:
+                    body = line[:-1] if line.endswith(b"\n") else line
+                    self._observe(Traffic(OUT, body, len(body)))
                 await self.writer.drain()
             except (ConnectionError, OSError, RuntimeError) as exc:
                 reason = f"writing to the peer failed: {exc!r}"
@@ -371,10 +428,28 @@ class Connection:
         :class:`OversizedFrameError` when the answer is over ``max_line``, and
         :class:`ConnectionClosedError` when no answer can come. Cancelling the awaiting
         task sends ``$/cancel_request`` for it (where the schema has the method)."""
-        await self._ready()
+        telemetry = self.telemetry
+        if telemetry is None:
+            return await self._request(method, params, next(self._ids))
         rid = next(self._ids)
+        with telemetry.span(OUT, method, rid) as span:
+            try:
+                result = await self._request(method, params, rid)
+            except BaseException as exc:
+                span.failed(exc)
+                raise
+            span.outcome("ok")
+            return result
+
+    async def _request(self, method: str, params: Any, rid: Id) -> Any:
+        await self._ready()
         line = self.rpc.encode(Request(rid, method, params))
-        pending = _Pending(method, self._loop.create_future(), _urgent(self))
+        pending = _Pending(
+            method,
+            self._loop.create_future(),
+            _urgent(self),
+            self.rpc.session_of(method, "request", params),
+        )
         self._pending[rid] = pending
         handler = _HANDLER.get()
         mine = handler is not None and handler[0] is self
@@ -447,7 +522,9 @@ class Connection:
                 if nl >= 0:
                     if nl > limit:  # over the limit, but it came whole in one read
                         self._oversized(
-                            bytes(buf[:SKIM]), bytes(buf[nl - SKIM : nl]), nl
+                            bytes(buf[: min(SKIM, nl)]),
+                            bytes(buf[max(0, nl - SKIM) : nl]),
+                            nl,
                         )
                     else:
                         line = bytes(buf[:nl])
@@ -503,6 +580,8 @@ class Connection:
         return bytearray(chunk[nl + 1 :])
 
     def _oversized(self, head: bytes, tail: bytes, size: int) -> None:
+        if self._observers:
+            self._observe(Traffic(IN, head, size, whole=False))
         found = skim(head, tail)
         limit = self.max_line
         if found.kind == "call" and found.has_id:
@@ -562,11 +641,11 @@ class Connection:
             )
 
     def _load(self) -> int:
-        return self._requests_running + self._queued_notes + self._note_running
+        return self._requests_running + self._queued_notes + self._notes_running
 
     def _stalled(self) -> bool:
         """Every running handler waits for one of our requests: reading must go on."""
-        running = self._requests_running + self._note_running
+        running = self._requests_running + self._notes_running
         return running > 0 and len(self._waiting) >= running
 
     async def _admit(self) -> None:
@@ -589,6 +668,8 @@ class Connection:
         return entry.method if entry is not None else None
 
     def _dispatch(self, line: bytes) -> None:
+        if self._observers:
+            self._observe(Traffic(IN, line, len(line)))
         try:
             frame = self.rpc.parse(line, side=self.side, method_of=self._method_of)
         except (FrameError, InvalidResultError) as exc:
@@ -648,8 +729,8 @@ class Connection:
                     )
                 return
             self._queued_notes += 1
-            self._inbox.append(frame)
-            self._inbox_ready.set()
+            lane = self.rpc.session_of(frame.method, "notification", frame.params)
+            self._enqueue(lane, frame)
 
     def _answered(self, rid: Id, result: Any, error: Any) -> None:
         pending = self._pending.get(rid)
@@ -683,12 +764,22 @@ class Connection:
         )
 
     def _settle(self, reply: _Reply) -> None:
-        """Deliver an answer after the notifications that arrived before it."""
-        if reply.pending.urgent or (not self._inbox and not self._note_running):
+        """Deliver an answer after the notifications of its session that arrived before
+        it (a lane exists while it has work: then the answer waits behind it)."""
+        lane = None if reply.pending.urgent else self._lanes.get(reply.pending.lane)
+        if lane is None:
             _resolve(reply)
         else:
-            self._inbox.append(reply)
-            self._inbox_ready.set()
+            lane.items.append(reply)
+
+    def _enqueue(self, key: str | None, note: Notification[Any]) -> None:
+        lane = self._lanes.get(key)
+        if lane is None:
+            lane = self._lanes[key] = _Lane()
+            lane.items.append(note)
+            lane.task = self._loop.create_task(self._consume(key, lane))
+        else:
+            lane.items.append(note)
 
     def _batch(self, batch: Batch) -> None:
         answer = _BatchAnswer()
@@ -766,7 +857,12 @@ class Connection:
         try:
             if context.cancelled is not None and context.cancelled.is_set():
                 raise asyncio.CancelledError  # cancelled before it ran: see _interrupt
-            line = await router.handle(frame, context)
+            if self.telemetry is None:
+                line = await router.handle(frame, context)
+            else:
+                with self.telemetry.span(IN, frame.method, frame.id) as span:
+                    line = await router.handle(frame, context)
+                    span.answered(line)
         except BaseException as exc:  # noqa: BLE001 - every request gets one answer
             if not isinstance(exc, (Exception, asyncio.CancelledError)):
                 raise
@@ -791,44 +887,42 @@ class Connection:
         except asyncio.CancelledError:
             pass  # closing: the answer is written by then, or cannot be
 
-    async def _consume(self) -> None:
-        """Handle the queued notifications one at a time, and deliver the answers queued
-        behind them, in arrival order."""
+    async def _consume(self, key: str | None, lane: _Lane) -> None:
+        """Handle a lane's notifications one at a time, and deliver the answers queued
+        behind them, in arrival order; end when the lane is empty (and leave it)."""
         router = self.router
         assert router is not None
-        inbox = self._inbox
-        while True:
-            if not inbox:
-                if self._closing:
-                    return  # everything received is handled
-                self._inbox_ready.clear()
-                await self._inbox_ready.wait()
-                continue
-            item = inbox.popleft()
-            if isinstance(item, _Reply):
-                _resolve(item)
-                continue
-            self._queued_notes -= 1
-            self._note_running = True
-            marker = object()
-            notes = _IN_NOTIFICATION.set(self)
-            handler = _HANDLER.set((self, marker))
-            try:
-                await router.handle(item)
-            except asyncio.CancelledError:
-                if self._closing:
-                    raise
-                self.log.warning(
-                    "handler of notification %r raised CancelledError", item.method
-                )
-                task = asyncio.current_task()
-                if task is not None:
-                    task.uncancel()
-            finally:
-                _IN_NOTIFICATION.reset(notes)
-                _HANDLER.reset(handler)
-                self._note_running = False
-                self._wake.set()
+        items = lane.items
+        try:
+            while items:
+                item = items.popleft()
+                if isinstance(item, _Reply):
+                    _resolve(item)
+                    continue
+                self._queued_notes -= 1
+                self._notes_running += 1
+                marker = object()
+                notes = _IN_NOTIFICATION.set(self)
+                handler = _HANDLER.set((self, marker))
+                try:
+                    await router.handle(item)
+                except asyncio.CancelledError:
+                    if self._closing:
+                        raise
+                    self.log.warning(
+                        "handler of notification %r raised CancelledError", item.method
+                    )
+                    task = asyncio.current_task()
+                    if task is not None:
+                        task.uncancel()
+                finally:
+                    _IN_NOTIFICATION.reset(notes)
+                    _HANDLER.reset(handler)
+                    self._notes_running -= 1
+                    self._wake.set()
+        finally:
+            if not items and self._lanes.get(key) is lane:
+                del self._lanes[key]
 
 
 class _EndOfStream(Exception):

@@ -55,8 +55,9 @@ Id = int | str | None
 
 class MethodSpec(NamedTuple):
     """A JSON-RPC method: its wire name, the side that implements it, whether it is a
-    request or a notification, its params and result types, and the name of the
-    handler method that serves it."""
+    request or a notification, its params and result types, the name of the handler
+    method that serves it, and, for a method about a session, the name under which its
+    params hold the session's id (an attribute, or a key where params are dicts)."""
 
     method: str
     side: str
@@ -64,6 +65,7 @@ class MethodSpec(NamedTuple):
     params: Any
     result: Any
     handler: str
+    session: str | None = None
 
 
 # ---------------------------------------------------------------- frames
@@ -300,6 +302,12 @@ class Rpc:
         self._by_kind: dict[tuple[str, str], MethodSpec] = {}
         for spec in methods:
             self._by_kind.setdefault((spec.method, spec.kind), spec)
+        #: (wire name, kind) -> where its params hold the session id
+        self.sessions: dict[tuple[str, str], str] = {
+            key: spec.session
+            for key, spec in self._by_kind.items()
+            if spec.session is not None
+        }
         self._sides: dict[str, dict[tuple[str, str], MethodSpec]] = {}
         self._readers: dict[str | None, Any] = {}
 
@@ -318,6 +326,18 @@ class Rpc:
 
     def spec(self, method: str, kind: str = "request") -> MethodSpec | None:
         return self._by_kind.get((method, kind))
+
+    def session_of(self, method: str, kind: str, params: Any) -> str | None:
+        """The id of the session a message is about (its params' ``sessionId``), or None
+        for a message about no session (or whose params do not say one)."""
+        name = self.sessions.get((method, kind))
+        if name is None or params is None:
+            return None
+        if isinstance(params, dict):
+            value = params.get(name)
+        else:
+            value = getattr(params, name, None)
+        return value if isinstance(value, str) else None
 
     # -- parsing ---------------------------------------------------------------------
     def parse(

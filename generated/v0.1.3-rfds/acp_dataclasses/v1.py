@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 01b741f3dcc613b820b90f350839264b02235ced2aab77b97e92bdefb8c2e51e
+# input-hash: bcad72bdc5c35e588637f689d1d2db6711f56f23930faec60fe0b32fce13b21b
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations
@@ -2375,6 +2375,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         ReadTextFileRequest,
         ReadTextFileResponse,
         "fs_read_text_file",
+        "session_id",
     ),
     MethodSpec(
         "fs/write_text_file",
@@ -2383,6 +2384,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         WriteTextFileRequest,
         None,
         "fs_write_text_file",
+        "session_id",
     ),
     MethodSpec(
         "initialize",
@@ -2399,9 +2401,16 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         CancelNotification,
         None,
         "session_cancel",
+        "session_id",
     ),
     MethodSpec(
-        "session/load", "agent", "request", LoadSessionRequest, None, "session_load"
+        "session/load",
+        "agent",
+        "request",
+        LoadSessionRequest,
+        None,
+        "session_load",
+        "session_id",
     ),
     MethodSpec(
         "session/new",
@@ -2418,6 +2427,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         PromptRequest,
         PromptResponse,
         "session_prompt",
+        "session_id",
     ),
     MethodSpec(
         "session/request_permission",
@@ -2426,6 +2436,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         RequestPermissionRequest,
         RequestPermissionResponse,
         "session_request_permission",
+        "session_id",
     ),
     MethodSpec(
         "session/set_config_option",
@@ -2442,6 +2453,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         SessionNotification,
         None,
         "session_update",
+        "session_id",
     ),
 )
 

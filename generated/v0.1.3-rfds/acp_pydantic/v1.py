@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: d2c3299429b8e56e6cb7e2898623c15923063b8c7db5591175d896f4f631241e
+# input-hash: 04dd44351ea5427881117d09475048aa1e393b556a99026fba00ca0dead2c60f
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (
@@ -1536,6 +1536,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         ReadTextFileRequest,
         ReadTextFileResponse,
         "fs_read_text_file",
+        "session_id",
     ),
     MethodSpec(
         "fs/write_text_file",
@@ -1544,6 +1545,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         WriteTextFileRequest,
         None,
         "fs_write_text_file",
+        "session_id",
     ),
     MethodSpec(
         "initialize",
@@ -1560,9 +1562,16 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         CancelNotification,
         None,
         "session_cancel",
+        "session_id",
     ),
     MethodSpec(
-        "session/load", "agent", "request", LoadSessionRequest, None, "session_load"
+        "session/load",
+        "agent",
+        "request",
+        LoadSessionRequest,
+        None,
+        "session_load",
+        "session_id",
     ),
     MethodSpec(
         "session/new",
@@ -1579,6 +1588,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         PromptRequest,
         PromptResponse,
         "session_prompt",
+        "session_id",
     ),
     MethodSpec(
         "session/request_permission",
@@ -1587,6 +1597,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         RequestPermissionRequest,
         RequestPermissionResponse,
         "session_request_permission",
+        "session_id",
     ),
     MethodSpec(
         "session/set_config_option",
@@ -1603,6 +1614,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         SessionNotification,
         None,
         "session_update",
+        "session_id",
     ),
 )
 

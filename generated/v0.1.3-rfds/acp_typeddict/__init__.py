@@ -29,7 +29,7 @@ from ._jsonrpc import (
 from ._router import RequestContext, Router, current_request
 
 if TYPE_CHECKING:
-    from ._connection import Connection, DEFAULT_MAX_IN_FLIGHT
+    from ._connection import Connection, DEFAULT_MAX_IN_FLIGHT, OpenTelemetry, Traffic
 
 #: the generated modules of this package (import them as ``acp_typeddict.<name>``)
 MODULES: tuple[str, ...] = ("v1",)
@@ -39,6 +39,8 @@ def __getattr__(name: str) -> Any:
     if name in (
         "Connection",
         "DEFAULT_MAX_IN_FLIGHT",
+        "OpenTelemetry",
+        "Traffic",
     ):  # imported on use: importing the package needs no asyncio
         from . import _connection
 
@@ -62,6 +64,7 @@ __all__ = [
     "MODULES",
     "MethodNotFound",
     "Notification",
+    "OpenTelemetry",
     "OversizedFrameError",
     "PARSE_ERROR",
     "REQUEST_CANCELLED",
@@ -71,5 +74,6 @@ __all__ = [
     "Response",
     "Router",
     "RpcError",
+    "Traffic",
     "current_request",
 ]

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 2027ae102d26f93791a2bc1854b7ea30330f0dedb545b96070224a5d55e7ac76
+# input-hash: 4882e5a7b07c90561c3835afa36fcccb6d6a6ceb80438fa31b94c086aa1b88f4
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias, cast
@@ -1264,6 +1264,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         ReadTextFileRequest,
         ReadTextFileResponse,
         "fs_read_text_file",
+        "sessionId",
     ),
     MethodSpec(
         "fs/write_text_file",
@@ -1272,6 +1273,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         WriteTextFileRequest,
         None,
         "fs_write_text_file",
+        "sessionId",
     ),
     MethodSpec(
         "initialize",
@@ -1288,9 +1290,16 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         CancelNotification,
         None,
         "session_cancel",
+        "sessionId",
     ),
     MethodSpec(
-        "session/load", "agent", "request", LoadSessionRequest, None, "session_load"
+        "session/load",
+        "agent",
+        "request",
+        LoadSessionRequest,
+        None,
+        "session_load",
+        "sessionId",
     ),
     MethodSpec(
         "session/new",
@@ -1307,6 +1316,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         PromptRequest,
         PromptResponse,
         "session_prompt",
+        "sessionId",
     ),
     MethodSpec(
         "session/request_permission",
@@ -1315,6 +1325,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         RequestPermissionRequest,
         RequestPermissionResponse,
         "session_request_permission",
+        "sessionId",
     ),
     MethodSpec(
         "session/set_config_option",
@@ -1331,6 +1342,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         SessionNotification,
         None,
         "session_update",
+        "sessionId",
     ),
 )
 
