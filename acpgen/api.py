@@ -10,6 +10,7 @@ import hashlib
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from acpgen import __version__, ir
 from acpgen.normalise import build_protocol, unimplemented_message
@@ -31,6 +32,9 @@ from acpgen.source import display_path
 from acpgen.render.env import templates_digest
 from acpgen.render import PYTHON_STYLES, RenderedFile, render_changes, render_docs, render_package_init, render_package_runtime, render_python
 from acpgen.write import MANIFEST, Drift, check, manifest_text, recover, write_trees
+
+if TYPE_CHECKING:
+    from acpgen.diff import Change, Release
 
 
 SILENT: Progress = Silent()
@@ -96,6 +100,43 @@ def build_protocols(
     normalised, problems = _normalised(schema, naming, overlays, memo)
     problems.raise_if_any()
     return _marked([p for _, p in normalised])
+
+
+def load_release(
+    path: Path, overlays: tuple[Path, ...] = (), naming: Config | None = None, name: str | None = None, memo: Memo | None = None
+) -> Release:
+    """One side of ``acpgen diff`` (and a release of a history): ``build_protocols`` of
+    ``path`` with ``overlays``, handed to the diff as a :class:`~acpgen.diff.Release`."""
+    from acpgen.diff import release
+
+    return release(path, build_protocols(path, naming, read_overlays(overlays), memo), name)
+
+
+def load_sides(
+    paths: list[Path], overlays: list[tuple[Path, ...]], naming: Config | None = None, names: list[str | None] | None = None
+) -> list[Release]:
+    """Every side loaded; the problems of all of them reported together. ``names`` (a
+    remote spec such as ``acp@schema-v1.20.0``) replace the local paths in reports."""
+    problems = Collector()
+    sides: list[Release] = []
+    for i, (path, extra) in enumerate(zip(paths, overlays)):
+        try:
+            sides.append(load_release(path, extra, naming, names[i] if names else None))
+        except AcpgenError as exc:
+            problems.extend(exc)
+    problems.raise_if_any()
+    return sides
+
+
+def diff_paths(
+    old: Path, new: Path, old_overlays: tuple[Path, ...] = (), new_overlays: tuple[Path, ...] = (),
+    stable_only: bool = False, naming: Config | None = None,
+) -> list[Change]:
+    """``acpgen diff OLD NEW`` as a function: the changes from ``old`` to ``new``."""
+    from acpgen.diff import diff_releases
+
+    a, b = load_sides([old, new], [old_overlays, new_overlays], naming)
+    return diff_releases(a, b, stable_only)
 
 
 def build_ir(schema: Path, naming: Config | None = None, overlays: tuple[Overlay, ...] = ()) -> list[Built]:
@@ -253,7 +294,7 @@ def read_history(target: Target, config: Config) -> History:
         return fetched[spec] if spec in fetched else fetcher(config).resolve(spec)
 
     sources = history_sources(target.history, config.root, target.schema, target.remote, fetch)
-    return load_history([p for p, _ in sources], [n or display_path(p) for p, n in sources])
+    return load_history([p for p, _ in sources], load_release, [n or display_path(p) for p, n in sources])
 
 
 def changes_files(history: History, trees: list[str], style: str) -> list[RenderedFile]:

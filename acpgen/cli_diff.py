@@ -106,7 +106,8 @@ def register(app: typer.Typer) -> None:
             False, "--explain", help="Text format: say under each record why it got its level (gate, leniency, sender)."
         ),
     ) -> None:
-        from acpgen.diff import diff_releases, load_sides
+        from acpgen.api import load_sides
+        from acpgen.diff import diff_releases
         from acpgen.diff import report
         from acpgen.diff.ignore import split
         from acpgen.diff.rules import catalogue_text
@@ -171,7 +172,8 @@ def register(app: typer.Typer) -> None:
         stable_only: bool = typer.Option(False, "--stable-only", help="Ignore the unstable schema files."),
         title: str = typer.Option("ACP schema changelog", "--title", help="The page's title."),
     ) -> None:
-        from acpgen.diff import diff_releases, load_sides
+        from acpgen.api import load_sides
+        from acpgen.diff import diff_releases
         from acpgen.diff.report import render_changelog
 
         def run() -> int:

@@ -5,6 +5,11 @@ local socket pair.
 * **Prompt turn**: a client sends ``session/prompt``; the agent streams ``chunks``
   ``agent_message_chunk`` updates back, then answers; the time from the prompt sent to its
   result, every update handled by the client by then (both connections promise that).
+* **Small requests**: ``count`` sequential ``initialize`` requests, each awaited before the
+  next (the round trip of a small request through both connections).
+* **Sessions**: ``sessions`` prompts at once on one connection, each streaming ``chunks``
+  updates of its own session (acpgen orders them per session, the SDK per session too).
+* **Observer cost**: the prompt turn again with an observer that sees every frame.
 * **Flood**: the agent side sends ``count`` notifications to a client whose handler is
   stuck for one second, then released; the peak traced memory (tracemalloc) while stuck, for
   2,000, 20,000 and 100,000 notifications: a bounded connection's peak does not grow with
@@ -37,10 +42,16 @@ async def _streams(limit: int) -> tuple[Any, Any, Any, Any]:
 # ---------------------------------------------------------------- acpgen
 
 
-async def acpgen_turn(v1: Any, chunks: int) -> float:
+async def acpgen_turn(v1: Any, chunks: int, observe: bool = False) -> float:
     a_r, a_w, c_r, c_w = await _streams(ACPGEN_LIMIT)
-    agent_conn = v1.RPC.connect("agent", a_r, a_w)
-    client_conn = v1.RPC.connect("client", c_r, c_w)
+    seen_frames = [0]
+
+    def count(traffic: Any) -> None:
+        seen_frames[0] += 1
+
+    observers = [count] if observe else []
+    agent_conn = v1.RPC.connect("agent", a_r, a_w, observers=observers)
+    client_conn = v1.RPC.connect("client", c_r, c_w, observers=observers)
     remote_client = v1.RemoteClient(agent_conn)
     update = v1.SessionNotification(
         session_id="s", update=v1.AgentMessageChunkSessionUpdate(content=v1.TextContentBlock(text="chunk of text"))
@@ -64,6 +75,62 @@ async def acpgen_turn(v1: Any, chunks: int) -> float:
     await v1.RemoteAgent(client_conn).session_prompt(prompt)
     elapsed = time.perf_counter() - start
     assert seen[0] == chunks, seen
+    assert not observe or seen_frames[0] == 2 * (chunks + 2), seen_frames
+    await client_conn.close()
+    await agent_conn.close()
+    return elapsed
+
+
+async def acpgen_requests(v1: Any, count: int) -> float:
+    a_r, a_w, c_r, c_w = await _streams(ACPGEN_LIMIT)
+    agent_conn = v1.RPC.connect("agent", a_r, a_w)
+    client_conn = v1.RPC.connect("client", c_r, c_w)
+    answer = v1.InitializeResponse(protocol_version=1)
+
+    class Agent(v1.Agent):  # type: ignore[misc, name-defined]
+        async def initialize(self, params: Any) -> Any:
+            return answer
+
+    agent_conn.start(Agent())
+    client_conn.start(object())
+    remote = v1.RemoteAgent(client_conn)
+    request = v1.InitializeRequest(protocol_version=1)
+    start = time.perf_counter()
+    for _ in range(count):
+        await remote.initialize(request)
+    elapsed = time.perf_counter() - start
+    await client_conn.close()
+    await agent_conn.close()
+    return elapsed
+
+
+async def acpgen_sessions(v1: Any, sessions: int, chunks: int) -> float:
+    a_r, a_w, c_r, c_w = await _streams(ACPGEN_LIMIT)
+    agent_conn = v1.RPC.connect("agent", a_r, a_w)
+    client_conn = v1.RPC.connect("client", c_r, c_w)
+    remote_client = v1.RemoteClient(agent_conn)
+    content = v1.AgentMessageChunkSessionUpdate(content=v1.TextContentBlock(text="chunk of text"))
+    seen: dict[str, int] = {}
+
+    class Agent(v1.Agent):  # type: ignore[misc, name-defined]
+        async def session_prompt(self, params: Any) -> Any:
+            update = v1.SessionNotification(session_id=params.session_id, update=content)
+            for _ in range(chunks):
+                await remote_client.session_update(update)
+            return v1.PromptResponse(stop_reason="end_turn")
+
+    class Client(v1.Client):  # type: ignore[misc, name-defined]
+        async def session_update(self, params: Any) -> None:
+            seen[params.session_id] = seen.get(params.session_id, 0) + 1
+
+    agent_conn.start(Agent())
+    client_conn.start(Client())
+    remote = v1.RemoteAgent(client_conn)
+    prompts = [v1.PromptRequest(session_id=f"s{i}", prompt=[v1.TextContentBlock(text="go")]) for i in range(sessions)]
+    start = time.perf_counter()
+    await asyncio.gather(*(remote.session_prompt(p) for p in prompts))
+    elapsed = time.perf_counter() - start
+    assert seen == {f"s{i}": chunks for i in range(sessions)}, seen
     await client_conn.close()
     await agent_conn.close()
     return elapsed
@@ -132,6 +199,51 @@ async def sdk_turn(chunks: int) -> float:
     return elapsed
 
 
+async def sdk_requests(count: int) -> float:
+    acp, schema = _sdk()
+    a_r, a_w, c_r, c_w = await _streams(SDK_LIMIT)
+
+    class Agent:
+        async def initialize(self, protocol_version: int, **kwargs: Any) -> Any:
+            return schema.InitializeResponse(protocol_version=protocol_version)
+
+    agent = acp.AgentSideConnection(Agent(), a_w, a_r)
+    client = acp.ClientSideConnection(object(), c_w, c_r)
+    start = time.perf_counter()
+    for _ in range(count):
+        await client.initialize(protocol_version=1)
+    elapsed = time.perf_counter() - start
+    await _sdk_close(client, agent)
+    return elapsed
+
+
+async def sdk_sessions(sessions: int, chunks: int) -> float:
+    acp, schema = _sdk()
+    a_r, a_w, c_r, c_w = await _streams(SDK_LIMIT)
+    holder: dict[str, Any] = {}
+    seen: dict[str, int] = {}
+
+    class Agent:
+        async def prompt(self, session_id: str, prompt: Any, **kwargs: Any) -> Any:
+            conn = holder["agent"]
+            for _ in range(chunks):
+                await conn.session_update(session_id, acp.update_agent_message_text("chunk of text"))
+            return schema.PromptResponse(stop_reason="end_turn")
+
+    class Client:
+        async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+            seen[session_id] = seen.get(session_id, 0) + 1
+
+    holder["agent"] = acp.AgentSideConnection(Agent(), a_w, a_r)
+    client = acp.ClientSideConnection(Client(), c_w, c_r)
+    start = time.perf_counter()
+    await asyncio.gather(*(client.prompt(session_id=f"s{i}", prompt=[acp.text_block("go")]) for i in range(sessions)))
+    elapsed = time.perf_counter() - start
+    assert seen == {f"s{i}": chunks for i in range(sessions)}, seen
+    await _sdk_close(client, holder["agent"])
+    return elapsed
+
+
 async def sdk_flood(count: int) -> int:
     acp, _ = _sdk()
     a_r, a_w, c_r, c_w = await _streams(SDK_LIMIT)
@@ -191,6 +303,14 @@ def figures(runs: int, v1: Any, figure: Callable[..., dict[str, Any]]) -> list[d
     chunks = 10_000
     ours = [asyncio.run(acpgen_turn(v1, chunks)) for _ in range(runs)]
     sdk = [asyncio.run(sdk_turn(chunks)) for _ in range(runs)]
+    observed = [asyncio.run(acpgen_turn(v1, chunks, observe=True)) for _ in range(runs)]
+    count = 5_000
+    ours_requests = [asyncio.run(acpgen_requests(v1, count)) for _ in range(runs)]
+    sdk_requests_ = [asyncio.run(sdk_requests(count)) for _ in range(runs)]
+    sessions, per_session = 10, 1_000
+    ours_sessions = [asyncio.run(acpgen_sessions(v1, sessions, per_session)) for _ in range(runs)]
+    sdk_sessions_ = [asyncio.run(sdk_sessions(sessions, per_session)) for _ in range(runs)]
+    total = sessions * per_session
     out = [
         figure(
             f"prompt turn, {chunks:,} chunks end to end through both connections (Pydantic)",
@@ -199,7 +319,31 @@ def figures(runs: int, v1: Any, figure: Callable[..., dict[str, Any]]) -> list[d
             "msg/s",
             ">=1.5x",
             True,
-        )
+        ),
+        figure(
+            f"{count:,} sequential small requests (initialize) through both connections",
+            [count / t for t in ours_requests],
+            [count / t for t in sdk_requests_],
+            "req/s",
+            ">=1.5x",
+            True,
+        ),
+        figure(
+            f"{sessions} sessions at once, {per_session:,} updates each, one connection",
+            [total / t for t in ours_sessions],
+            [total / t for t in sdk_sessions_],
+            "msg/s",
+            ">=1.5x",
+            True,
+        ),
+        figure(
+            f"prompt turn, {chunks:,} chunks, with an observer on both connections vs without",
+            [chunks / t for t in observed],
+            [chunks / t for t in ours],
+            "msg/s",
+            None,
+            True,
+        ),
     ]
     for count in (2_000, 20_000, 100_000):
         mine = [asyncio.run(acpgen_flood(v1, count)) / 2**20 for _ in range(max(1, runs // 2))]

@@ -1,6 +1,7 @@
 """``acpgen diff``: what changed between two ACP releases, and whom it breaks.
 
-Both sides are loaded, overlaid and normalised exactly as ``build`` does (``api.build_ir``),
+Both sides are loaded, overlaid and normalised exactly as ``build`` does, by the pipeline
+(``api.load_release`` builds a :class:`Release`; this package imports nothing above it),
 paired file by file (tree and stability), and compared by ``compare``. Only the IR is
 compared: two spellings the IR does not tell apart are no change.
 """
@@ -15,6 +16,7 @@ from acpgen import ir
 from acpgen.diff.compare import Pair, compare
 from acpgen.diff.model import Change, make
 from acpgen.errors import AcpgenError, Diagnostic
+from acpgen.source import display_path
 
 
 @dataclass(frozen=True)
@@ -42,14 +44,8 @@ def file_name(p: ir.Protocol) -> str:
     return f"{p.tree}/schema{'.unstable' if p.stability == 'unstable' else ''}.json"
 
 
-def load_release(
-    path: Path, overlays: tuple[Path, ...] = (), naming: object = None, name: str | None = None, memo: object = None
-) -> Release:
-    from acpgen.api import build_protocols
-    from acpgen.overlay import read_overlays
-    from acpgen.source import display_path
-
-    protocols = build_protocols(path, naming, read_overlays(overlays), memo)  # type: ignore[arg-type]
+def release(path: Path, protocols: list[ir.Protocol], name: str | None = None) -> Release:
+    """The release read from ``path``, of the ``protocols`` the pipeline built from it."""
     return Release(
         name or display_path(path),
         {file_name(p): p for p in protocols},
@@ -104,30 +100,4 @@ def _same(old: ir.Protocol, new: ir.Protocol) -> bool:
     return replace(old, source=new.source, meta_source=new.meta_source) == new
 
 
-def load_sides(
-    paths: list[Path], overlays: list[tuple[Path, ...]], naming: object = None, names: list[str | None] | None = None
-) -> list[Release]:
-    """Every side loaded; the problems of all of them reported together. ``names`` (a
-    remote spec such as ``acp@schema-v1.20.0``) replace the local paths in reports."""
-    from acpgen.errors import Collector
-
-    problems = Collector()
-    sides: list[Release] = []
-    for i, (path, extra) in enumerate(zip(paths, overlays)):
-        try:
-            sides.append(load_release(path, extra, naming, names[i] if names else None))
-        except AcpgenError as exc:
-            problems.extend(exc)
-    problems.raise_if_any()
-    return sides
-
-
-def diff_paths(
-    old: Path, new: Path, old_overlays: tuple[Path, ...] = (), new_overlays: tuple[Path, ...] = (),
-    stable_only: bool = False, naming: object = None,
-) -> list[Change]:
-    a, b = load_sides([old, new], [old_overlays, new_overlays], naming)
-    return diff_releases(a, b, stable_only)
-
-
-__all__ = ["Change", "Release", "diff_paths", "diff_releases", "file_name", "load_release", "load_sides"]
+__all__ = ["Change", "Release", "diff_releases", "file_name", "release"]

@@ -1,5 +1,6 @@
-"""Reading a history: release specs expanded, each release loaded once, each
-consecutive pair compared once with ``acpgen diff``'s machinery (read-only)."""
+"""Reading a history: release specs expanded, each release loaded once (by the pipeline's
+``load``, which the caller hands in: ``api.load_release``), each consecutive pair compared
+once with ``acpgen diff``'s machinery (read-only)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, Protocol
 
-from acpgen.diff import Change, Release, diff_releases, load_release
+from acpgen.diff import Change, Release, diff_releases
 from acpgen.errors import AcpgenError, Collector, Diagnostic
 from acpgen.history.elements import elements
 from acpgen.history.model import History, Step, release_anchor
@@ -62,6 +64,12 @@ def expand(path: Path) -> list[Path]:
     return folders
 
 
+class LoadRelease(Protocol):
+    """How a history has a release built: the pipeline's ``api.load_release``."""
+
+    def __call__(self, path: Path, *, name: str | None = None, memo: Any = None) -> Release: ...
+
+
 @dataclass(frozen=True)
 class _Read:
     """One release as a history needs it: no IR, only what its step is made of (small
@@ -85,7 +93,7 @@ def _read(release: Release, changes: list[Change]) -> _Read:
 
 
 def _read_span(
-    paths: list[Path], names: list[str] | None, stable_only: bool, start: int, end: int
+    paths: list[Path], load: LoadRelease, names: list[str] | None, stable_only: bool, start: int, end: int
 ) -> tuple[list[_Read], list[Diagnostic]]:
     """Releases ``start`` to ``end`` (excluded), each compared with the one before it (the
     release before ``start`` is loaded for that too)."""
@@ -94,7 +102,7 @@ def _read_span(
     memo: dict[object, object] = {}  # a file unchanged since an earlier release is built once
     for i in range(max(start - 1, 0), end):
         try:
-            releases.append(load_release(paths[i], name=names[i] if names else None, memo=memo))
+            releases.append(load(paths[i], name=names[i] if names else None, memo=memo))
         except AcpgenError as exc:
             problems.extend(exc.diagnostics)  # the seam's twice: AcpgenError keeps one
     if problems:
@@ -131,15 +139,16 @@ def _bounds(sizes: list[int], n: int) -> list[int]:
 
 
 def load_history(
-    paths: list[Path], names: list[str] | None = None, stable_only: bool = False, jobs: int | None = None
+    paths: list[Path], load: LoadRelease, names: list[str] | None = None, stable_only: bool = False, jobs: int | None = None
 ) -> History:
-    """Each release loaded once; each consecutive pair compared once. A long history is
+    """Each release loaded once by ``load`` (a module's function, so that other processes
+    can call it too: ``api.load_release``); each consecutive pair compared once. A long history is
     read in consecutive spans by several processes (``jobs``, default: one per CPU), each
     loading the release before its span again to compare across the seam; the steps are
     the same to the byte whatever the split."""
     n = _jobs(len(paths), jobs)
     bounds = _bounds([_size(p) for p in paths], n) if n > 1 else [0, len(paths)]
-    spans = [(paths, names, stable_only, a, b) for a, b in zip(bounds, bounds[1:])]
+    spans = [(paths, load, names, stable_only, a, b) for a, b in zip(bounds, bounds[1:])]
     if n == 1:
         results = [_read_span(*span) for span in spans]
     else:

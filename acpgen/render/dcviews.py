@@ -26,12 +26,11 @@ from acpgen.render.alternatives import alternatives_source, merged_members
 from acpgen.render.pyviews import (
     AliasView,
     member_label,
-    RpcView,
-    rpc_view,
     ordered_aliases,
     ordered_classes,
     variant_is_base,
 )
+from acpgen.render.rpcviews import RpcView, rpc_view
 
 
 @dataclass(frozen=True)

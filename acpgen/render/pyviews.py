@@ -1,4 +1,5 @@
-"""Frozen view models for the Pydantic module: every decision made, templates only print."""
+"""Frozen view models for the Pydantic module: every decision made, templates only print
+(the JSON-RPC part, the same in every style, is ``rpcviews.py``)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from functools import cached_property
 from typing import Callable, ClassVar, Iterable, TypeVar
 
 from acpgen import ir
-from acpgen.layout import LINE_LENGTH
 from acpgen.naming import Names
 from acpgen.render.alternatives import alternatives_table, black_lines, merged_members
 from acpgen.render.pyorder import dependency_order, eager_order, names_in
+from acpgen.render.rpcviews import RpcView, rpc_view
 from acpgen.render.pytypes import TypeWriter, bounded_open_enum, null_aliases, null_default, py_literal, refs_of, unset_on_error
 
 
@@ -48,57 +49,6 @@ class AliasView:
     expr: str
     doc: str | None
     kind: ClassVar[str] = "alias"
-
-
-@dataclass(frozen=True)
-class MethodView:
-    method: str
-    side: str
-    kind: str
-    params: str
-    result: str
-    #: the handler's Python name (``session_prompt``)
-    handler: str = ""
-    description: str | None = None
-    #: the result is an object with no required member: a handler may return ``None``
-    #: (the peer receives ``{}``)
-    empty_result: bool = False
-    #: the name under which the params hold the session the method is about (an
-    #: attribute, or a key in the TypedDict style): messages are ordered per session
-    session: str | None = None
-
-    def signature(self, indent: str = "    ") -> str:
-        """``async def handler(self, params: P) -> R:`` as black lays it out (a def is split
-        at its first bracket: the parameters on one line, else one per line)."""
-        return def_lines(indent, f"async def {self.handler}(", ("self", f"params: {self.params_type}"), f") -> {self.result_type}:")
-
-    def handler_signature(self, indent: str = "    ") -> str:
-        """The interface's signature: as :meth:`signature`, ``R | None`` for an empty result."""
-        result = f"{self.result_type} | None" if self.empty_result and self.result_type != "Any" else self.result_type
-        return def_lines(indent, f"async def {self.handler}(", ("self", f"params: {self.params_type}"), f") -> {result}:")
-
-    @property
-    def params_type(self) -> str:
-        return "Any" if self.params == "None" else self.params
-
-    @property
-    def result_type(self) -> str:
-        if self.kind == "notification":
-            return "None"
-        return "Any" if self.result == "None" else self.result
-
-
-@dataclass(frozen=True)
-class RpcView:
-    """The JSON-RPC part of a module: the method table, the interfaces of both sides."""
-
-    methods: tuple[MethodView, ...]
-    #: the schema's JSON-RPC ``Error`` object def, when it has one
-    error_type: str | None
-    agent: tuple[MethodView, ...]
-    client: tuple[MethodView, ...]
-    #: the schema declares JSON-RPC batches
-    batches: bool = False
 
 
 @dataclass(frozen=True)
@@ -414,20 +364,6 @@ def ordered_aliases(aliases: dict[str, tuple[AliasView, set[str]]]) -> tuple[Ali
     return tuple(aliases[n][0] for n in dependency_order(sorted(aliases), uses, cycles="skip") or ())
 
 
-def def_lines(indent: str, head: str, params: tuple[str, ...], tail: str) -> str:
-    """A ``def`` line laid out as black does: whole when it fits, else split after the
-    opening bracket with the parameters on one line, else one per line with a trailing
-    comma."""
-    whole = f"{indent}{head}{', '.join(params)}{tail}"
-    if len(whole) <= LINE_LENGTH:
-        return whole
-    inner = indent + "    "
-    body = inner + ", ".join(params)
-    if len(body) <= LINE_LENGTH:
-        return "\n".join([indent + head, body, indent + tail])
-    return "\n".join([indent + head, *(f"{inner}{p}," for p in params), indent + tail])
-
-
 def wire_alias(wire: str) -> str:
     """The wire name of a member whose attribute differs. Not ``alias=``: type checkers
     would then take the wire name as the constructor's keyword; with the validation and
@@ -502,61 +438,6 @@ def member_label(m: ir.UnionMember, spell: Callable[[ir.TypeExpr], str]) -> str:
     if isinstance(t, ir.Prim):
         return t.kind
     return spell(m.type)
-
-
-def method_views(protocol: ir.Protocol, names: Names, by_key: bool = False) -> tuple[MethodView, ...]:
-    """The method table; ``by_key``: params are dicts (TypedDict), read by wire name."""
-    defs = protocol.def_map()
-
-    def session(m: ir.Method) -> str | None:
-        if m.session is None or m.params is None:
-            return None
-        return m.session if by_key else names.attr(m.params, m.session)
-
-    def prose(m: ir.Method) -> str | None:
-        """The method's prose, else its params type's description."""
-        carrier = defs.get(m.params) if m.params else None
-        return m.description or (carrier.description if carrier is not None else None)
-
-    return tuple(
-        MethodView(
-            m.name,
-            m.side,
-            m.kind,
-            names.type(m.params) if m.params else "None",
-            names.type(m.result) if m.result else "None",
-            names.handler(m.name, m.kind),
-            prose(m),
-            m.kind == "request" and _empty_object(defs.get(m.result) if m.result else None),
-            session(m),
-        )
-        for m in protocol.methods
-    )
-
-
-def _empty_object(d: ir.Def | None) -> bool:
-    """An object def that ``{}`` can be: no required member."""
-    return isinstance(d, ir.ObjectDef) and not any(f.required for f in d.fields)
-
-
-#: the sides whose methods each interface implements ("" is a method whose side the
-#: schema does not say: both sides may receive it)
-RECEIVED_BY = {"agent": ("agent", "both", "protocol", ""), "client": ("client", "both", "protocol", "")}
-
-
-def rpc_view(protocol: ir.Protocol, names: Names, by_key: bool = False) -> RpcView:
-    methods = method_views(protocol, names, by_key)
-    error = protocol.def_map().get("Error")
-    error_type = names.type("Error") if isinstance(error, ir.ObjectDef) else None
-
-    def side(name: str) -> tuple[MethodView, ...]:
-        seen: dict[str, MethodView] = {}
-        for m in methods:
-            if m.side in RECEIVED_BY[name]:
-                seen.setdefault(m.handler, m)
-        return tuple(sorted(seen.values(), key=lambda m: m.handler))
-
-    return RpcView(methods, error_type, side("agent"), side("client"), protocol.batches)
 
 
 def build_module_view(protocol: ir.Protocol, names: Names, header: str) -> ModuleView:

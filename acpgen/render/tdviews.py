@@ -19,12 +19,11 @@ from acpgen.render.pytypes import TypeWriter, null_aliases, null_default, py_lit
 from acpgen.render.pyviews import (
     AliasBuilder,
     AliasView,
-    RpcView,
-    rpc_view,
     ordered_aliases,
     route_tag,
     variant_is_base,
 )
+from acpgen.render.rpcviews import RpcView, rpc_view
 
 
 @dataclass(frozen=True)

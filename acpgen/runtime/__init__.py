@@ -11,7 +11,9 @@ generated header, into every package acpgen writes (``acpgen.render.render_packa
 * ``_alternatives.py``: sibling unions, checked on an object's wire form;
 * ``_runtime_<style>.py``: the style's base classes, leniency markers and codec, written as
   ``_runtime.py`` in the package; a style's other modules ``_<name>_<style>.py`` are written
-  as ``_<name>.py`` (the Pydantic codec ``_codec_pydantic.py`` and unions ``_unions_pydantic.py``).
+  as ``_<name>.py`` (the Pydantic codec ``_codec_pydantic.py`` and unions ``_unions_pydantic.py``);
+  a style's modules that its ``_runtime`` imports are written under their own name, the one
+  they are imported by here and there (``IMPORTED``: the dataclasses specs ``_dataclass_specs.py``).
 
 Nothing here names a method or a type of ACP: the generated modules bind it to their own
 method table. The files import each other relatively, so the copies work wherever a package
@@ -37,11 +39,15 @@ SHARED = (
     "_alternatives.py",
 )
 
+#: a style's modules that its ``_runtime_<style>.py`` imports: written under the same name
+IMPORTED: dict[str, tuple[str, ...]] = {"dataclasses": ("_dataclass_specs.py",)}
+
 
 def package_files(style: str) -> tuple[tuple[str, Path], ...]:
     """(file name in the generated package, source file) for each runtime file of ``style``:
     ``_runtime_<style>.py`` as ``_runtime.py``, any other ``_<name>_<style>.py`` as
-    ``_<name>.py``, then the shared modules."""
+    ``_<name>.py``, the style's ``IMPORTED`` modules under their name, then the shared
+    modules."""
     own = RUNTIME_DIR / f"_runtime_{style}.py"
     if not own.is_file():
         raise ValueError(f"no runtime for style {style!r}")
@@ -51,8 +57,9 @@ def package_files(style: str) -> tuple[tuple[str, Path], ...]:
         for p in sorted(RUNTIME_DIR.glob(f"_*{suffix}"))
         if p != own
     )
+    imported = tuple((name, RUNTIME_DIR / name) for name in IMPORTED.get(style, ()))
     shared = tuple((name, RUNTIME_DIR / name) for name in SHARED)
-    return (("_runtime.py", own),) + extra + shared
+    return (("_runtime.py", own),) + extra + imported + shared
 
 
 @lru_cache(maxsize=None)

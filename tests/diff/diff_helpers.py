@@ -11,7 +11,8 @@ from typing import Any
 import jsonpatch
 import yaml
 
-from acpgen.diff import Change, diff_paths
+from acpgen.api import diff_paths
+from acpgen.diff import Change
 
 HERE = Path(__file__).parent.parent / "fixtures" / "diff"
 BASE = json.loads((HERE / "base.json").read_text())

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from acpgen.diff import Change, diff_releases, load_release
+from acpgen.api import load_release
+from acpgen.diff import Change, diff_releases
 from acpgen.diff.rules import BY_ID
 from tests.corpus import ACP, CORPUS, needs_corpus
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from acpgen.diff import Release, diff_paths, diff_releases, load_release
+from acpgen.api import diff_paths, load_release
+from acpgen.diff import Release, diff_releases
 from acpgen.diff.report import render_json
 from acpgen.diff.rules import BY_ID
 from tests.corpus import ACP, index, needs_corpus, present

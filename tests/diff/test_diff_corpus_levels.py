@@ -8,7 +8,8 @@ from functools import lru_cache
 
 import pytest
 
-from acpgen.diff import Change, diff_releases, load_release
+from acpgen.api import load_release
+from acpgen.diff import Change, diff_releases
 from acpgen.diff.rules import BY_ID
 from tests.corpus import ACP, needs_corpus
 

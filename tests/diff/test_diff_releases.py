@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 import acpgen.diff as diff
-from acpgen.diff import Release, diff_releases, load_release
+from acpgen.api import load_release
+from acpgen.diff import Release, diff_releases
 
 HISTORY = Path(__file__).parent.parent / "fixtures" / "history"
 

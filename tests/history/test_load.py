@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from acpgen.api import load_release
 from acpgen.errors import AcpgenError
 from acpgen.history.load import _bounds, load_history
 
@@ -21,9 +22,9 @@ RELEASES = [HISTORY / f"r{i}" for i in range(1, 5)]
 
 @pytest.mark.parametrize("jobs", [2, 3, 4])
 def test_any_split_gives_the_steps_of_one_process(jobs: int) -> None:
-    one = load_history(RELEASES, jobs=1)
+    one = load_history(RELEASES, load_release, jobs=1)
     assert [s.name for s in one.steps] == ["r1", "r2", "r3", "r4"] and any(s.changes for s in one.steps)
-    assert load_history(RELEASES, jobs=jobs) == one
+    assert load_history(RELEASES, load_release, jobs=jobs) == one
 
 
 @given(st.lists(st.integers(min_value=0, max_value=10**6), min_size=1, max_size=60), st.integers(min_value=1, max_value=8))
@@ -50,9 +51,9 @@ def test_a_release_that_cannot_be_read_is_reported_once(tmp_path: Path, broken: 
         paths.append(tmp_path / release.name)
     (paths[broken] / "v1" / "schema.json").write_text("{ not json")
     with pytest.raises(AcpgenError) as one:
-        load_history(paths, jobs=1)
+        load_history(paths, load_release, jobs=1)
     with pytest.raises(AcpgenError) as two:
-        load_history(paths, jobs=2)
+        load_history(paths, load_release, jobs=2)
     assert one.value.diagnostics == two.value.diagnostics and len(two.value.diagnostics) == 1
 
 
@@ -62,4 +63,4 @@ def test_the_corpus_history_is_the_same_in_one_process_and_in_several() -> None:
     from acpgen.history.load import expand
 
     paths = expand(ACP)
-    assert load_history(paths, jobs=2) == load_history(paths, jobs=1)
+    assert load_history(paths, load_release, jobs=2) == load_history(paths, load_release, jobs=1)

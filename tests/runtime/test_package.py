@@ -22,6 +22,9 @@ def test_every_runtime_file_is_copied_for_every_style() -> None:
     assert ("_codec.py", runtime.RUNTIME_DIR / "_codec_pydantic.py") in runtime.package_files("pydantic")
     assert ("_unions.py", runtime.RUNTIME_DIR / "_unions_pydantic.py") in runtime.package_files("pydantic")
     assert "_codec.py" not in [name for name, _ in runtime.package_files("dataclasses")]
+    # a module a style's runtime imports, under its own name (only in that style)
+    assert ("_dataclass_specs.py", runtime.RUNTIME_DIR / "_dataclass_specs.py") in runtime.package_files("dataclasses")
+    assert "_dataclass_specs.py" not in [name for name, _ in runtime.package_files("pydantic")]
     with pytest.raises(ValueError):
         runtime.package_files("mdx")
 
@@ -39,7 +42,7 @@ def test_the_header_hash_follows_the_runtime_source(monkeypatch: pytest.MonkeyPa
 
 def test_the_runtime_modules_are_importable_as_source() -> None:
     """Type-checked by make typecheck and imported here as acpgen's own modules."""
-    for name in ("_jsonrpc", "_router", "_connection", "_transports", "_skim", "_telemetry", "_alternatives", "_runtime_pydantic", "_codec_pydantic", "_unions_pydantic", "_runtime_dataclasses", "_runtime_typeddict"):
+    for name in ("_jsonrpc", "_router", "_connection", "_transports", "_skim", "_telemetry", "_alternatives", "_runtime_pydantic", "_codec_pydantic", "_unions_pydantic", "_runtime_dataclasses", "_dataclass_specs", "_runtime_typeddict"):
         importlib.import_module(f"acpgen.runtime.{name}")
 
 
