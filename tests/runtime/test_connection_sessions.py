@@ -240,10 +240,10 @@ def test_closing_handles_every_sessions_queued_updates(m: ModuleType) -> None:
     async def scenario() -> None:
         client = Client(jitter=0.002)
         async with raw_peer(m, "client", client) as (conn, peer):
-            await peer.send(*(update(f"s{i % 5}", str(i)) for i in range(100)))
-            while conn._received == 0:
+            frames = [line(update(f"s{i % 5}", str(i))) for i in range(100)]
+            await peer.send(*frames)
+            while conn._received < sum(map(len, frames)):  # every line read, not all handled
                 await asyncio.sleep(0.001)
-            await asyncio.sleep(0.05)
             await conn.close()
         assert sorted(int(t) for h in client.handled.values() for t in h) == list(range(100))
 
