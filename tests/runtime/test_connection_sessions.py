@@ -235,11 +235,12 @@ def test_backpressure_counts_every_session(m: ModuleType) -> None:
 
 def test_closing_handles_every_sessions_queued_updates(m: ModuleType) -> None:
     """Updates of several sessions already received when the connection starts closing
-    are all handled (each lane drained, together within ``drain_timeout``)."""
+    are all handled (each lane drained, together within ``drain_timeout``). Reading never
+    pauses here (``max_in_flight`` over the count): every line read is a frame received."""
 
     async def scenario() -> None:
         client = Client(jitter=0.002)
-        async with raw_peer(m, "client", client) as (conn, peer):
+        async with raw_peer(m, "client", client, max_in_flight=256) as (conn, peer):
             frames = [line(update(f"s{i % 5}", str(i))) for i in range(100)]
             await peer.send(*frames)
             while conn._received < sum(map(len, frames)):  # every line read, not all handled
