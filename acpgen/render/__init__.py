@@ -98,6 +98,11 @@ FRAME_NAMES = (
 ROUTER_NAMES = ("RequestContext", "Router", "current_request")
 #: what it re-exports of the connection, imported on first use (asyncio with it)
 CONNECTION_NAMES = ("Connection", "DEFAULT_MAX_IN_FLIGHT", "OpenTelemetry", "Traffic")
+#: the session helpers (clients: sessions as objects; agents: tool calls and permission),
+#: imported on first use too
+SESSION_NAMES = ("ClientSessions", "Session", "SessionSnapshot", "TurnEnd", "Update")
+TOOL_CALL_NAMES = ("PermissionOutcome", "ToolCalls", "permission_options")
+LAZY_NAMES = CONNECTION_NAMES + SESSION_NAMES + TOOL_CALL_NAMES
 
 
 def render_package_init(style: str, modules: list[str], vendored: str | None = None) -> RenderedFile:
@@ -118,6 +123,8 @@ def render_package_init(style: str, modules: list[str], vendored: str | None = N
         "",
         "if TYPE_CHECKING:",
         "    from ._connection import " + ", ".join(CONNECTION_NAMES),
+        "    from ._sessions import " + ", ".join(SESSION_NAMES),
+        "    from ._tool_calls import " + ", ".join(TOOL_CALL_NAMES),
         "",
         f"#: the generated modules of this package (import them as ``{package}.<name>``)",
         f"MODULES: tuple[str, ...] = {names}",
@@ -130,11 +137,23 @@ def render_package_init(style: str, modules: list[str], vendored: str | None = N
         "        from . import _connection",
         "",
         "        return getattr(_connection, name)",
+        "    if name in (",
+        *(f'        "{n}",' for n in SESSION_NAMES),
+        "    ):",
+        "        from . import _sessions",
+        "",
+        "        return getattr(_sessions, name)",
+        "    if name in (",
+        *(f'        "{n}",' for n in TOOL_CALL_NAMES),
+        "    ):",
+        "        from . import _tool_calls",
+        "",
+        "        return getattr(_tool_calls, name)",
         '    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")',
         "",
         "",
         "__all__ = [",
-        *(f'    "{n}",' for n in sorted(("MODULES", *FRAME_NAMES, *ROUTER_NAMES, *CONNECTION_NAMES))),
+        *(f'    "{n}",' for n in sorted(("MODULES", *FRAME_NAMES, *ROUTER_NAMES, *LAZY_NAMES))),
         "]",
         "",
     ]
