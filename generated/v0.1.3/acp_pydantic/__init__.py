@@ -29,7 +29,8 @@ from ._jsonrpc import (
 from ._router import RequestContext, Router, current_request
 
 if TYPE_CHECKING:
-    from ._connection import Connection, DEFAULT_MAX_IN_FLIGHT, OpenTelemetry, Traffic
+    from ._connection import Connection, DEFAULT_MAX_IN_FLIGHT
+    from ._telemetry import OpenTelemetry, Traffic
     from ._sessions import ClientSessions, Session, SessionSnapshot, TurnEnd, Update
     from ._tool_calls import PermissionOutcome, ToolCalls, permission_options
 
@@ -41,12 +42,17 @@ def __getattr__(name: str) -> Any:
     if name in (
         "Connection",
         "DEFAULT_MAX_IN_FLIGHT",
-        "OpenTelemetry",
-        "Traffic",
     ):  # imported on use: importing the package needs no asyncio
         from . import _connection
 
         return getattr(_connection, name)
+    if name in (
+        "OpenTelemetry",
+        "Traffic",
+    ):
+        from . import _telemetry
+
+        return getattr(_telemetry, name)
     if name in (
         "ClientSessions",
         "Session",
