@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Callable, Final
 
 
 class Acp:
@@ -131,17 +131,21 @@ class SessionSnapshot:
     updates: int = 0
 
 
+def _keep(value: Any) -> Any:
+    return value
+
+
 def _patch(
-    target: dict[str, Any], update: dict[str, Any], skip: tuple[str, ...]
+    target: dict[str, Any], update: dict[str, Any], skip: str, c: Callable[[Any], Any]
 ) -> None:
     """Patch semantics: a member present replaces, ``null`` clears, absent leaves."""
     for key, value in update.items():
-        if key in skip:
+        if key == skip:
             continue
         if value is None:
             target.pop(key, None)
         else:
-            target[key] = copy.deepcopy(value)
+            target[key] = c(value)
 
 
 class SessionState:
@@ -150,39 +154,42 @@ class SessionState:
     def __init__(self, session_id: str) -> None:
         self.current = SessionSnapshot(session_id)
 
-    def apply(self, update: Any) -> None:
+    def apply(self, update: Any, *, owned: bool = False) -> None:
+        """Merge one update (wire form). ``owned``: the update is the caller's to give
+        away (freshly parsed JSON), kept without a copy."""
+        c: Callable[[Any], Any] = _keep if owned else copy.deepcopy
         s = self.current
         s.updates += 1
         if not isinstance(update, dict):
-            s.others.append({"value": copy.deepcopy(update)})
+            s.others.append({"value": c(update)})
             return
         a = Acp
         tag = update.get(a.TAG)
         if tag in a.CHUNKS:
-            self._chunk(a.CHUNKS[tag], update)
+            self._chunk(a.CHUNKS[tag], update, c)
         elif tag in a.MESSAGES:
-            self._message(a.MESSAGES[tag], update)
+            self._message(a.MESSAGES[tag], update, c)
         elif tag == a.TOOL_CALL or tag == a.TOOL_CALL_UPDATE:
             tid = update.get(a.TOOL_CALL_ID)
             call = s.tool_calls.get(tid) if isinstance(tid, str) else None
             if not isinstance(tid, str):
-                s.others.append(copy.deepcopy(update))
+                s.others.append(c(update))
                 return
             if call is None or tag == a.TOOL_CALL:
                 call = s.tool_calls[tid] = {a.TOOL_CALL_ID: tid}
-            _patch(call, update, (a.TAG,))
+            _patch(call, update, a.TAG, c)
         elif tag == a.TOOL_CALL_CONTENT_CHUNK:
             tid = update.get(a.TOOL_CALL_ID)
             if not isinstance(tid, str):
-                s.others.append(copy.deepcopy(update))
+                s.others.append(c(update))
                 return
             call = s.tool_calls.setdefault(tid, {a.TOOL_CALL_ID: tid})
-            call.setdefault("content", []).append(copy.deepcopy(update.get("content")))
+            call.setdefault("content", []).append(c(update.get("content")))
         elif tag == a.PLAN:
-            s.plan = {k: copy.deepcopy(v) for k, v in update.items() if k != a.TAG}
+            s.plan = {k: c(v) for k, v in update.items() if k != a.TAG}
         elif tag == a.PLAN_UPDATE:
             plan = update.get("plan")
-            plan = copy.deepcopy(plan if isinstance(plan, dict) else update)
+            plan = c(plan if isinstance(plan, dict) else update)
             pid = plan.get(a.PLAN_ID) if isinstance(plan, dict) else None
             if isinstance(pid, str):
                 s.plans[pid] = plan
@@ -193,30 +200,32 @@ class SessionState:
             if s.plan is not None and (removed is s.plan or pid is None):
                 s.plan = None
         elif tag == a.COMMANDS:
-            s.commands = copy.deepcopy(update.get("availableCommands"))
+            s.commands = c(update.get("availableCommands"))
         elif tag == a.MODE:
             s.mode = update.get("currentModeId")
         elif tag == a.CONFIG:
-            s.config_options = copy.deepcopy(update.get("configOptions"))
+            s.config_options = c(update.get("configOptions"))
         elif tag == a.INFO:
-            _patch(s.info, update, (a.TAG,))
+            _patch(s.info, update, a.TAG, c)
         elif tag == a.USAGE:
-            s.usage = {k: copy.deepcopy(v) for k, v in update.items() if k != a.TAG}
+            s.usage = {k: c(v) for k, v in update.items() if k != a.TAG}
         elif tag == a.STATE:
-            s.state = {k: copy.deepcopy(v) for k, v in update.items() if k != a.TAG}
+            s.state = {k: c(v) for k, v in update.items() if k != a.TAG}
         elif tag == a.TERMINAL or tag == a.TERMINAL_OUTPUT:
             term = update.get(a.TERMINAL_ID)
             if not isinstance(term, str):
-                s.others.append(copy.deepcopy(update))
+                s.others.append(c(update))
             elif tag == a.TERMINAL:
-                _patch(s.terminals.setdefault(term, {}), update, (a.TAG,))
+                _patch(s.terminals.setdefault(term, {}), update, a.TAG, c)
             else:
                 s.terminals.setdefault(term, {a.TERMINAL_ID: term})
                 s.output_chunks.setdefault(term, []).append(str(update.get("data")))
         else:
-            s.others.append(copy.deepcopy(update))
+            s.others.append(c(update))
 
-    def _chunk(self, role: str, update: dict[str, Any]) -> None:
+    def _chunk(
+        self, role: str, update: dict[str, Any], c: Callable[[Any], Any]
+    ) -> None:
         """A chunk joins its message: the one of its ``messageId`` (v2), else the last
         message when that has the same role and no id either; otherwise it starts one.
         """
@@ -231,9 +240,11 @@ class SessionState:
         if target is None:
             target = Message(role, mid)
             messages.append(target)
-        target.content.append(copy.deepcopy(update.get("content")))
+        target.content.append(c(update.get("content")))
 
-    def _message(self, role: str, update: dict[str, Any]) -> None:
+    def _message(
+        self, role: str, update: dict[str, Any], c: Callable[[Any], Any]
+    ) -> None:
         """A whole-message upsert by id: its ``content`` replaces what was there."""
         mid = update.get(Acp.MESSAGE_ID)
         message = self._by_id(role, mid)
@@ -242,7 +253,7 @@ class SessionState:
             self.current.messages.append(message)
         if "content" in update:
             content = update["content"]
-            message.content = copy.deepcopy(content) if content is not None else []
+            message.content = c(content) if content is not None else []
 
     def _by_id(self, role: str, mid: Any) -> Message | None:
         for message in reversed(self.current.messages):

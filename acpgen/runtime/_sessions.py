@@ -246,7 +246,7 @@ class Session:
 
     # -- what the observer and the handler call
     def _receive(self, data: Any) -> None:
-        self._state.apply(data)
+        self._state.apply(data, owned=True)  # parsed from the line: ours, not copied
         tag = data.get(Acp.TAG) if isinstance(data, dict) else None
         if tag == Acp.STATE and data.get("state") == Acp.IDLE:
             self._idles += 1

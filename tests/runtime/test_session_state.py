@@ -225,3 +225,14 @@ def test_the_members_merged_by_are_the_schema_s(tree: str) -> None:
         assert subject, "the tool-call subject of a permission request"
     kinds = [k.get("const") for k in (defs["PermissionOptionKind"].get("oneOf") or defs["PermissionOptionKind"]["anyOf"])]
     assert {"allow_once", "allow_always", "reject_once", "reject_always"} <= set(kinds)
+
+
+def test_an_update_is_copied_unless_given_away() -> None:
+    given = {"sessionUpdate": "tool_call", "toolCallId": "t", "rawInput": {"a": [1]}}
+    state = SessionState("s")
+    state.apply(given)
+    given["rawInput"]["a"].append(2)
+    assert state.current.tool_calls["t"]["rawInput"] == {"a": [1]}
+    owned = {"sessionUpdate": "tool_call", "toolCallId": "u", "rawInput": {"a": [1]}}
+    state.apply(owned, owned=True)  # freshly parsed JSON: kept as is, no copy
+    assert state.current.tool_calls["u"]["rawInput"] is owned["rawInput"]
