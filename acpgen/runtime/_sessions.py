@@ -344,9 +344,18 @@ class ClientSessions:
             frame = json.loads(traffic.line)
         except ValueError:
             return
+        batch = type(frame) is list and self.rpc.batches  # where the schema has them
+        if batch:
+            for item in frame:
+                self._note(item)
+        else:
+            self._note(frame)
+
+    def _note(self, frame: Any) -> None:
+        """A ``session/update`` notification (parsed JSON) to its session."""
         if type(frame) is not dict or frame.get("method") != Acp.UPDATE:
             return
-        if "id" in frame:
+        if "id" in frame or frame.get("jsonrpc") != "2.0":
             return
         params = frame.get("params")
         if type(params) is not dict:

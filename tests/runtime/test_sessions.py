@@ -312,3 +312,34 @@ def test_iterators_end_when_the_connection_closes(style: str, sdk: Path) -> None
             assert got == ["agent_message_chunk"]
 
     run(body())
+
+
+# -- what the session object reads ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_updates_in_a_batch_and_frames_that_are_not_notifications(style: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Where the schema declares batches, the updates of a batch reach their sessions in
+    order; a frame that is not a JSON-RPC 2.0 notification is not an update."""
+    from .test_batches import batch_schema
+
+    folder = batch_schema(tmp_path_factory.mktemp("batch-schema") / "rpc_batches")
+    m = import_file(generate(folder, tmp_path_factory.mktemp(f"batches-{style}"), (style,)) / f"acp_{style}" / "v1.py")
+    assert m.RPC.batches
+
+    def text(session: str, value: str, **extra: Any) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": {"type": "text", "text": value}}, **extra}
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            sessions = package(m).ClientSessions(conn)
+            conn.start(sessions.handler())
+            await peer.send([text("a", "1"), text("b", "x"), text("a", "2")])
+            await peer.send({**text("a", "no"), "jsonrpc": "1.0"}, text("a", "no", id=7), text("a", "3"))
+            while sessions.session("a").snapshot().updates < 3:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)
+            assert [u["text"] for u in sessions.session("a").snapshot().others] == ["1", "2", "3"]
+            assert [u["text"] for u in sessions.session("b").snapshot().others] == ["x"]
+
+    run(body())
