@@ -32,6 +32,18 @@ def sdk_packages(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _BUILT["all"]
 
 
+def main_packages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same from upstream ``main`` (the corpus: its v1 and v2 trees), every style."""
+    from .. import corpus
+
+    if not corpus.present():
+        pytest.skip(corpus.ABSENT)
+    if "main" not in _BUILT:
+        out = tmp_path_factory.mktemp("main-sessions")
+        _BUILT["main"] = generate(corpus.ACP / "main", out, STYLES, formatted=False)
+    return _BUILT["main"]
+
+
 _MODULES: dict[tuple[Path, str, str], ModuleType] = {}
 
 
