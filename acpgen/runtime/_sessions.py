@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Final
@@ -121,11 +122,13 @@ class _Feed:
 
 class Updates:
     """An async iterator over a session's updates from the moment it was made, in the
-    order the agent sent them; it ends when the connection closes. ``aclose()`` (or
-    leaving an ``async for`` with ``break``) stops queueing for it."""
+    order the agent sent them; it ends when the connection closes. ``aclose()``, or
+    dropping the iterator (leaving ``async for ... in session.updates()`` with
+    ``break``), stops queueing for it."""
 
     def __init__(self, feed: _Feed) -> None:
         self._feed = feed
+        self._stop = weakref.finalize(self, feed.session._unsubscribe, feed)
 
     def __aiter__(self) -> Updates:
         return self
@@ -143,7 +146,7 @@ class Updates:
         return self._feed.dropped
 
     async def aclose(self) -> None:
-        self._feed.session._unsubscribe(self._feed)
+        self._stop()
 
 
 class Turn:
@@ -153,6 +156,7 @@ class Turn:
 
     def __init__(self, session: Session, prompt: Any) -> None:
         self._feed = feed = session._subscribe()
+        self._stop = weakref.finalize(self, session._unsubscribe, feed)
         self._task: asyncio.Task[TurnEnd] = asyncio.ensure_future(
             session.prompt(prompt)
         )
@@ -165,7 +169,7 @@ class Turn:
         feed = self._feed
         while not feed.items:
             if self._task.done():
-                self._feed.session._unsubscribe(feed)
+                self._stop()
                 self._task.result()  # the turn's own failure, if it failed
                 raise StopAsyncIteration
             feed.ready.clear()
@@ -179,13 +183,14 @@ class Turn:
         try:
             return await self._task
         finally:
-            self._feed.session._unsubscribe(self._feed)
+            self._stop()
 
     def __await__(self) -> Any:
         return self.end().__await__()
 
     async def aclose(self) -> None:
-        self._feed.session._unsubscribe(self._feed)
+        """Stop queueing the turn's updates (the turn goes on)."""
+        self._stop()
 
 
 class Session:

@@ -343,3 +343,35 @@ def test_updates_in_a_batch_and_frames_that_are_not_notifications(style: str, tm
             assert [u["text"] for u in sessions.session("b").snapshot().others] == ["x"]
 
     run(body())
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_an_iterator_left_with_break_holds_nothing_back(style: str, sdk: Path) -> None:
+    """``async for ... in session.updates(): break`` (and the same of a turn) stops its
+    queue: later updates, more than ``max_queued``, do not hold the connection."""
+    m = sdk_module(sdk, style, "v1")
+
+    async def scenario() -> None:
+        async with raw_peer(m, "client", None, start=False, max_in_flight=4) as (conn, peer):
+            sessions = package(m).ClientSessions(conn, max_queued=3)
+            conn.start(sessions.handler())
+            session = sessions.session("s")
+            await peer.send(chunk_note(0))
+            async for _ in session.updates():
+                break
+            assert session._feeds == []  # dropped: no longer queued for
+            await peer.send(*(chunk_note(i) for i in range(1, 50)))
+            while session.snapshot().updates < 50:
+                await asyncio.sleep(0.01)
+            turn = session.turn("go")
+            request = await peer.recv()
+            await peer.send(chunk_note(50))
+            async for _ in turn:
+                break
+            await turn.aclose()
+            assert session._feeds == []
+            await peer.send(*(chunk_note(i) for i in range(51, 100)), {"jsonrpc": "2.0", "id": request["id"], "result": {"stopReason": "end_turn"}})
+            end = await asyncio.wait_for(turn.end(), 5)
+            assert end.stop_reason == "end_turn" and session.snapshot().updates == 100
+
+    run(scenario())
