@@ -324,6 +324,14 @@ class ClientSessions:
             current.config_options = copy.deepcopy(options)
         return session
 
+    def forget(self, session_id: str) -> None:
+        """Drop a session's handle and state (a session closed or deleted): its
+        iterators end; a later update of that id starts a new handle."""
+        session = self._sessions.pop(session_id, None)
+        if session is not None:
+            for feed in tuple(session._feeds):
+                session._unsubscribe(feed)
+
     def handler(self, inner: Any = None) -> Any:
         """A handler to serve (``conn.start(sessions.handler(MyClient()))``): ``inner``'s
         methods, its ``session_update`` called after the update is merged, and the

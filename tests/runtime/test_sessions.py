@@ -375,3 +375,26 @@ def test_an_iterator_left_with_break_holds_nothing_back(style: str, sdk: Path) -
             assert end.stop_reason == "end_turn" and session.snapshot().updates == 100
 
     run(scenario())
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_session_forgotten_ends_its_iterators_and_state(style: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, "v1")
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            sessions = package(m).ClientSessions(conn)
+            conn.start(sessions.handler())
+            old = sessions.session("s")
+            updates = old.updates()
+            await peer.send(chunk_note(1))
+            assert (await updates.__anext__()).kind == "agent_message_chunk"
+            sessions.forget("s")
+            assert [u async for u in updates] == []  # ended
+            await peer.send(chunk_note(2))
+            while "s" not in sessions._sessions:
+                await asyncio.sleep(0.01)
+            new = sessions.session("s")
+            assert new is not old and new.snapshot().messages[0].text == "2"
+
+    run(body())
