@@ -96,8 +96,26 @@ FRAME_NAMES = (
     "RpcError",
 )
 ROUTER_NAMES = ("RequestContext", "Router", "current_request")
-#: what it re-exports of the connection, imported on first use (asyncio with it)
-CONNECTION_NAMES = ("Connection", "DEFAULT_MAX_IN_FLIGHT", "OpenTelemetry", "Traffic")
+#: what it re-exports of the connection, its observers and telemetry, and the session
+#: helpers (clients: sessions as objects; agents: tool calls and permission), by module:
+#: each imported on first use (asyncio with it)
+LAZY = (
+    ("_connection", ("Connection", "DEFAULT_MAX_IN_FLIGHT")),
+    ("_telemetry", ("OpenTelemetry", "Traffic")),
+    ("_sessions", ("ClientSessions", "Session", "SessionSnapshot", "TurnEnd", "Update")),
+    ("_tool_calls", ("PermissionOutcome", "ToolCalls", "permission_options")),
+)
+LAZY_NAMES = tuple(n for _, names in LAZY for n in names)
+
+
+def _lazy_imports() -> list[str]:
+    """The body of the package's ``__getattr__``: each lazy name from its module."""
+    lines: list[str] = []
+    for i, (module, names) in enumerate(LAZY):
+        note = "  # imported on use: importing the package needs no asyncio" if i == 0 else ""
+        lines += ["    if name in (", *(f'        "{n}",' for n in names), f"    ):{note}"]
+        lines += [f"        from . import {module}", "", f"        return getattr({module}, name)"]
+    return lines
 
 
 def render_package_init(style: str, modules: list[str], vendored: str | None = None) -> RenderedFile:
@@ -117,24 +135,19 @@ def render_package_init(style: str, modules: list[str], vendored: str | None = N
         "from ._router import " + ", ".join(ROUTER_NAMES),
         "",
         "if TYPE_CHECKING:",
-        "    from ._connection import " + ", ".join(CONNECTION_NAMES),
+        *(f"    from .{module} import " + ", ".join(names) for module, names in LAZY),
         "",
         f"#: the generated modules of this package (import them as ``{package}.<name>``)",
         f"MODULES: tuple[str, ...] = {names}",
         "",
         "",
         "def __getattr__(name: str) -> Any:",
-        "    if name in (",
-        *(f'        "{n}",' for n in CONNECTION_NAMES),
-        "    ):  # imported on use: importing the package needs no asyncio",
-        "        from . import _connection",
-        "",
-        "        return getattr(_connection, name)",
+        *_lazy_imports(),
         '    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")',
         "",
         "",
         "__all__ = [",
-        *(f'    "{n}",' for n in sorted(("MODULES", *FRAME_NAMES, *ROUTER_NAMES, *CONNECTION_NAMES))),
+        *(f'    "{n}",' for n in sorted(("MODULES", *FRAME_NAMES, *ROUTER_NAMES, *LAZY_NAMES))),
         "]",
         "",
     ]

@@ -8,6 +8,10 @@ generated header, into every package acpgen writes (``acpgen.render.render_packa
 * ``_router.py`` and ``_connection.py``: the router that answers a frame, and the asyncio
   connection (line reader, lifecycle, ordering, backpressure, cancellation);
 * ``_transports.py``: the connection over a spawned agent process or this process's stdio;
+* ``_session_state.py``, ``_sessions.py`` and ``_tool_calls.py``: the session helpers,
+  a session's state merged from its updates and sessions as objects for clients, tool
+  calls and permission for agents (the only files here that name ACP's methods and
+  variants, all in ``_session_state.Acp``);
 * ``_alternatives.py``: sibling unions, checked on an object's wire form;
 * ``_runtime_<style>.py``: the style's base classes, leniency markers and codec, written as
   ``_runtime.py`` in the package; a style's other modules ``_<name>_<style>.py`` are written
@@ -15,8 +19,8 @@ generated header, into every package acpgen writes (``acpgen.render.render_packa
   a style's modules that its ``_runtime`` imports are written under their own name, the one
   they are imported by here and there (``IMPORTED``: the dataclasses specs ``_dataclass_specs.py``).
 
-Nothing here names a method or a type of ACP: the generated modules bind it to their own
-method table. The files import each other relatively, so the copies work wherever a package
+Apart from the session helpers, nothing here names a method or a type of ACP: the
+generated modules bind it to their own method table. The files import each other relatively, so the copies work wherever a package
 is vendored. This ``__init__`` imports none of them.
 """
 
@@ -36,6 +40,9 @@ SHARED = (
     "_transports.py",
     "_skim.py",
     "_telemetry.py",
+    "_session_state.py",
+    "_sessions.py",
+    "_tool_calls.py",
     "_alternatives.py",
 )
 

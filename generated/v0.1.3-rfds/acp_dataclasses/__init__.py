@@ -29,7 +29,10 @@ from ._jsonrpc import (
 from ._router import RequestContext, Router, current_request
 
 if TYPE_CHECKING:
-    from ._connection import Connection, DEFAULT_MAX_IN_FLIGHT, OpenTelemetry, Traffic
+    from ._connection import Connection, DEFAULT_MAX_IN_FLIGHT
+    from ._telemetry import OpenTelemetry, Traffic
+    from ._sessions import ClientSessions, Session, SessionSnapshot, TurnEnd, Update
+    from ._tool_calls import PermissionOutcome, ToolCalls, permission_options
 
 #: the generated modules of this package (import them as ``acp_dataclasses.<name>``)
 MODULES: tuple[str, ...] = ("v1",)
@@ -39,17 +42,41 @@ def __getattr__(name: str) -> Any:
     if name in (
         "Connection",
         "DEFAULT_MAX_IN_FLIGHT",
-        "OpenTelemetry",
-        "Traffic",
     ):  # imported on use: importing the package needs no asyncio
         from . import _connection
 
         return getattr(_connection, name)
+    if name in (
+        "OpenTelemetry",
+        "Traffic",
+    ):
+        from . import _telemetry
+
+        return getattr(_telemetry, name)
+    if name in (
+        "ClientSessions",
+        "Session",
+        "SessionSnapshot",
+        "TurnEnd",
+        "Update",
+    ):
+        from . import _sessions
+
+        return getattr(_sessions, name)
+    if name in (
+        "PermissionOutcome",
+        "ToolCalls",
+        "permission_options",
+    ):
+        from . import _tool_calls
+
+        return getattr(_tool_calls, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
     "Batch",
+    "ClientSessions",
     "Connection",
     "ConnectionClosedError",
     "DEFAULT_MAX_IN_FLIGHT",
@@ -67,6 +94,7 @@ __all__ = [
     "OpenTelemetry",
     "OversizedFrameError",
     "PARSE_ERROR",
+    "PermissionOutcome",
     "REQUEST_CANCELLED",
     "RemoteError",
     "Request",
@@ -74,6 +102,12 @@ __all__ = [
     "Response",
     "Router",
     "RpcError",
+    "Session",
+    "SessionSnapshot",
+    "ToolCalls",
     "Traffic",
+    "TurnEnd",
+    "Update",
     "current_request",
+    "permission_options",
 ]

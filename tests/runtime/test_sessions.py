@@ -1,0 +1,400 @@
+"""Sessions as objects, for clients (``acpgen/runtime/_sessions.py``), in the three styles:
+the updates of a turn in order as an async iterator, ``prompt()`` returning when its turn
+has ended with every update seen, and the snapshot merged from the updates, on turns
+recorded from real peers (``tests/fixtures/turns``, written by ``peers/record_turns.py``
+from agents on the TypeScript SDK 2.4.0 and the Python SDK 0.12.1) for v1 and v2, an
+update variant the bindings do not know included, and on turns made here from the v2
+schema; and the bound on an iterator's queue (backpressure, or the oldest dropped)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from .. import corpus
+from ..conftest import generate, import_file
+from .harness import STYLES, Peer, raw_peer
+from .sessions_harness import package, play, run, sdk_module, sdk_packages, turn, typed, update_tags
+
+
+@pytest.fixture(scope="module")
+def sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return sdk_packages(tmp_path_factory)
+
+
+class Granting:
+    """A client that grants every permission with the first option offered."""
+
+    def __init__(self, m: ModuleType) -> None:
+        self.m = m
+        self.seen: list[Any] = []
+
+    async def session_request_permission(self, params: Any) -> Any:
+        wire = self.m.RPC.codec.dump(params)
+        option = wire["options"][0]["optionId"]
+        result = {"outcome": {"outcome": "selected", "optionId": option}}
+        return self.m.RPC.codec.load(self.m.RPC.spec("session/request_permission").result, result)
+
+    async def session_update(self, params: Any) -> None:
+        self.seen.append(params)
+
+
+async def replay(m: ModuleType, frames: list[dict[str, Any]], **options: Any) -> tuple[Any, Any, list[str], Granting]:
+    """The recorded turn between a client on ``m`` (its session object) and the recorded
+    agent: (turn end, snapshot, the kinds the turn's iterator gave, the client)."""
+    sent = [f["frame"] for f in frames if f["dir"] == "out" and "method" in f["frame"]]
+    init, new, prompt = (f["params"] for f in sent[:3])
+    client = Granting(m)
+    async with raw_peer(m, "client", None, start=False) as (conn, peer):
+        sessions = package(m).ClientSessions(conn, **options)
+        conn.start(sessions.handler(client))
+        agent = asyncio.create_task(play(peer, frames))
+        await conn.request("initialize", typed(m, "initialize", init))
+        session = await sessions.new(new)
+        turn = session.turn(prompt["prompt"][0]["text"])
+        kinds = [u.kind async for u in turn]
+        end = await turn
+        await agent
+        return end, session.snapshot(), kinds, client
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_recorded_v1_turn_of_the_typescript_sdk(style: str, sdk: Path) -> None:
+    frames = turn("ts-v1")
+    m = sdk_module(sdk, style, "v1")
+    end, snap, kinds, client = run(replay(m, frames))
+    assert kinds == update_tags(frames)  # every update of the turn, in order, by the time it ended
+    assert len(client.seen) == len(kinds)  # the client's own handler saw each too
+    assert end.stop_reason == "end_turn" and end.state is None
+    assert m.RPC.codec.dump(end.response) == {"stopReason": "end_turn"}
+    assert [(x.role, x.message_id, x.text) for x in snap.messages] == [
+        ("thought", None, "Reading the file first."),
+        ("agent", None, "The file says hello."),
+    ]
+    call = snap.tool_calls["call-1"]
+    assert call["status"] == "completed" and call["title"] == "Read a.txt" and call["kind"] == "read"
+    assert call["rawInput"] == {"path": "/w/a.txt"} and call["rawOutput"] == {"bytes": 16}
+    assert call["locations"] == [{"path": "/w/a.txt"}]
+    assert call["content"][0]["content"]["text"] == "hello from a.txt"
+    assert [e["status"] for e in snap.plan["entries"]] == ["completed", "completed"]
+    assert snap.mode == "code"  # "ask" from session/new, then current_mode_update
+    assert snap.commands[0]["name"] == "web" and snap.config_options[0]["currentValue"] == "fast"
+    assert snap.info == {"title": "Reading a.txt"}
+    assert snap.usage == {"used": 1200, "size": 200000, "cost": {"amount": 0.01, "currency": "USD"}}
+    assert snap.others == [] and snap.updates == len(kinds)
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_an_unknown_variant_is_kept_not_dropped(style: str, sdk: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """An agent on the SDK's unstable v1 sends a ``session_message_chunk`` and a
+    ``plan_update``; a client built from the stable v1 schema knows neither: its bindings
+    reject both frames, the session keeps the first as is and merges the plan."""
+    frames = turn("ts-v1-unstable")
+    m = sdk_module(sdk, style, "v1")
+    with caplog.at_level(logging.WARNING):
+        end, snap, kinds, client = run(replay(m, frames))
+    unknown = {"sessionUpdate": "session_message_chunk", "messageId": "x1", "content": {"type": "text", "text": "from a subagent"}}
+    assert kinds == update_tags(frames) and {"session_message_chunk", "plan_update"} <= set(kinds)
+    assert snap.others == [unknown]
+    assert snap.plans == {"p9": {"type": "items", "planId": "p9", "entries": []}}
+    assert len(client.seen) == len(kinds) - 2  # the bindings' handler never got them
+    assert snap.tool_calls["call-1"]["status"] == "completed" and end.stop_reason == "end_turn"
+    assert any("Invalid params" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_an_update_is_typed_on_demand(style: str, sdk: Path) -> None:
+    frames = turn("ts-v1-unstable")
+
+    async def body() -> None:
+        m = sdk_module(sdk, style, "v1")
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            sessions = package(m).ClientSessions(conn)
+            conn.start(sessions.handler())
+            updates = sessions.session("s-1").updates()
+            for f in frames:
+                if f["frame"].get("method") == "session/update":
+                    await peer.send(f["frame"])
+            first = await updates.__anext__()
+            params = first.typed()
+            assert m.RPC.codec.dump(params)["update"] == first.data
+            async for u in updates:
+                if u.kind == "session_message_chunk":
+                    with pytest.raises(m.RPC.codec.errors):
+                        u.typed()
+                    break
+            await updates.aclose()
+
+    run(body())
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_recorded_turn_of_the_python_sdk(style: str, sdk: Path) -> None:
+    frames = turn("py-sdk-v1")
+    m = sdk_module(sdk, style, "v1")
+    end, snap, kinds, _ = run(replay(m, frames))
+    assert kinds == ["agent_message_chunk"] * 5 and end.stop_reason == "end_turn"
+    assert [(x.role, x.text) for x in snap.messages] == [("agent", "granted allow permission to echo this ")]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_recorded_v2_turn_of_the_typescript_sdk(style: str, sdk: Path) -> None:
+    """v2: the prompt's answer only acknowledges it; the turn ends at the idle state."""
+    frames = turn("ts-v2")
+    m = sdk_module(sdk, style, "v2")
+    end, snap, kinds, _ = run(replay(m, frames))
+    assert kinds == update_tags(frames) and kinds[-1] == "state_update"
+    assert end.stop_reason == "end_turn" and end.state == {"state": "idle", "stopReason": "end_turn"}
+    assert m.RPC.codec.dump(end.response) == {"messageId": "u1"}
+    assert [(x.role, x.message_id, x.text) for x in snap.messages] == [
+        ("thought", "t1", "Reading the file first."),
+        ("agent", "m1", "The file says hello."),  # the agent_message upsert replaced the chunks
+    ]
+    call = snap.tool_calls["call-1"]
+    assert call["status"] == "completed" and call["title"] == "Read a.txt" and call["rawOutput"] == {"bytes": 16}
+    assert [c["content"]["text"] for c in call["content"]] == ["hello ", "from a.txt"]
+    assert snap.plans["p1"]["entries"][0]["status"] == "completed" and snap.plan is snap.plans["p1"] or snap.plan == snap.plans["p1"]
+    assert snap.terminals["term-1"] == {"terminalId": "term-1", "command": "cat a.txt", "cwd": "/w", "exitStatus": {"exitCode": 0}}
+    assert [base64.b64decode(c) for c in snap.output_chunks["term-1"]] == [b"hello\n"]
+    assert snap.others == [{"sessionUpdate": "_acme_progress", "percent": 50}]  # custom: kept
+    assert snap.state == {"state": "idle", "stopReason": "end_turn"} and snap.usage == {"used": 1200, "size": 200000}
+
+
+# -- turns made here from the upstream v2 schema -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def v2_main(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ModuleType]:
+    if not corpus.present():
+        pytest.skip(corpus.ABSENT)
+    out = generate(corpus.ACP / "main" / "v2" / "schema.json", tmp_path_factory.mktemp("v2-main"), STYLES, formatted=False)
+    return {s: import_file(out / f"acp_{s}" / "v2.py") for s in STYLES}
+
+
+def note(update: dict[str, Any], session: str = "s") -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}}
+
+
+def state(value: str, **extra: Any) -> dict[str, Any]:
+    return note({"sessionUpdate": "state_update", "state": value, **extra})
+
+
+async def answer_prompt(peer: Peer, before: list[Any], after: list[Any]) -> None:
+    request = await peer.recv()
+    assert request["method"] == "session/prompt"
+    await peer.send(*before, {"jsonrpc": "2.0", "id": request["id"], "result": {}}, *after)
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_v2_the_turn_ends_at_idle_even_before_the_answer(style: str, v2_main: dict[str, ModuleType]) -> None:
+    m = v2_main[style]
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            sessions = package(m).ClientSessions(conn)
+            conn.start(sessions.handler())
+            session = sessions.session("s")
+            # a stale idle (background work ended) before the prompt does not end its turn
+            await peer.send(state("idle", stopReason="end_turn"))
+            await asyncio.sleep(0.05)
+            # the whole turn, idle included, written before the prompt's answer
+            chunk = {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "hi"}}
+            replay = asyncio.create_task(answer_prompt(peer, [state("running"), note(chunk), state("idle", stopReason="max_tokens")], []))
+            end = await asyncio.wait_for(session.prompt("go"), 5)
+            await replay
+            assert end.stop_reason == "max_tokens" and session.snapshot().messages[0].text == "hi"
+            # the next turn: its answer first, then the updates, then idle
+            turn = session.turn([{"type": "text", "text": "again"}])
+            replay = asyncio.create_task(answer_prompt(peer, [], [state("running"), note({**chunk, "messageId": "m2"}), note({"sessionUpdate": "future_kind", "x": 1}), state("idle")]))
+            kinds = [u.kind async for u in turn]
+            await replay
+            assert kinds == ["state_update", "agent_message_chunk", "future_kind", "state_update"]
+            assert (await turn).stop_reason is None
+            snap = session.snapshot()
+            assert [x.message_id for x in snap.messages] == ["m", "m2"]
+            assert snap.others == [{"sessionUpdate": "future_kind", "x": 1}]
+
+    run(body())
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_v2_a_prompt_whose_connection_closes_before_idle_raises(style: str, v2_main: dict[str, ModuleType]) -> None:
+    m = v2_main[style]
+    pkg = package(m)
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            sessions = pkg.ClientSessions(conn)
+            conn.start(sessions.handler())
+            prompt = asyncio.create_task(sessions.session("s").prompt("go"))
+            await answer_prompt(peer, [], [state("running")])
+            await asyncio.sleep(0.05)
+            peer.close_output()
+            with pytest.raises(pkg.ConnectionClosedError):
+                await asyncio.wait_for(prompt, 5)
+
+    run(body())
+
+
+# -- the bound on an iterator ------------------------------------------------------------
+
+
+def chunk_note(i: int) -> dict[str, Any]:
+    return note({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": str(i)}})
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_full_iterator_holds_the_connection_back(style: str, sdk: Path) -> None:
+    """Served through ``sessions.handler``: an iterator never holds more than
+    ``max_queued`` plus what the connection reads ahead (``max_in_flight``); reading waits,
+    nothing is lost, and the order holds."""
+    m = sdk_module(sdk, style, "v1")
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False, max_in_flight=4) as (conn, peer):
+            sessions = package(m).ClientSessions(conn, max_queued=5)
+            conn.start(sessions.handler())
+            updates = sessions.session("s").updates()
+            sending = asyncio.create_task(peer.send(*(chunk_note(i) for i in range(300))))
+            await asyncio.sleep(0.3)
+            held = len(updates._feed.items)
+            assert 5 <= held <= 5 + 4 + 1, held
+            got = []
+            async for u in updates:
+                got.append(u.data["content"]["text"])
+                assert len(updates._feed.items) <= 5 + 4 + 1
+                if len(got) == 300:
+                    break
+            await sending
+            assert got == [str(i) for i in range(300)] and updates.dropped == 0
+            assert sessions.session("s").snapshot().messages[0].text == "".join(got)
+
+    run(body())
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_without_the_handler_an_iterator_left_behind_drops_its_oldest(style: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, "v1")
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False, max_in_flight=4) as (conn, peer):
+            sessions = package(m).ClientSessions(conn, max_queued=5)
+            conn.start(Granting(m))  # not sessions.handler(): no backpressure
+            updates = sessions.session("s").updates()
+            await peer.send(*(chunk_note(i) for i in range(100)))
+            while sessions.session("s").snapshot().updates < 100:
+                await asyncio.sleep(0.01)
+            assert len(updates._feed.items) == 9 and updates.dropped == 91
+            assert [(await updates.__anext__()).data["content"]["text"] for _ in range(9)] == [str(i) for i in range(91, 100)]
+            assert sessions.session("s").snapshot().messages[0].text == "".join(str(i) for i in range(100))  # the snapshot lost none
+
+    run(body())
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_iterators_end_when_the_connection_closes(style: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, "v1")
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            sessions = package(m).ClientSessions(conn)
+            conn.start(sessions.handler())
+            updates = sessions.session("s").updates()
+            await peer.send(chunk_note(1))
+            peer.close_output()
+            got = [u.kind async for u in updates]
+            assert got == ["agent_message_chunk"]
+
+    run(body())
+
+
+# -- what the session object reads ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_updates_in_a_batch_and_frames_that_are_not_notifications(style: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Where the schema declares batches, the updates of a batch reach their sessions in
+    order; a frame that is not a JSON-RPC 2.0 notification is not an update."""
+    from .test_batches import batch_schema
+
+    folder = batch_schema(tmp_path_factory.mktemp("batch-schema") / "rpc_batches")
+    m = import_file(generate(folder, tmp_path_factory.mktemp(f"batches-{style}"), (style,)) / f"acp_{style}" / "v1.py")
+    assert m.RPC.batches
+
+    def text(session: str, value: str, **extra: Any) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": {"type": "text", "text": value}}, **extra}
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            sessions = package(m).ClientSessions(conn)
+            conn.start(sessions.handler())
+            await peer.send([text("a", "1"), text("b", "x"), text("a", "2")])
+            await peer.send({**text("a", "no"), "jsonrpc": "1.0"}, text("a", "no", id=7), text("a", "3"))
+            while sessions.session("a").snapshot().updates < 3:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)
+            assert [u["text"] for u in sessions.session("a").snapshot().others] == ["1", "2", "3"]
+            assert [u["text"] for u in sessions.session("b").snapshot().others] == ["x"]
+
+    run(body())
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_an_iterator_left_with_break_holds_nothing_back(style: str, sdk: Path) -> None:
+    """``async for ... in session.updates(): break`` (and the same of a turn) stops its
+    queue: later updates, more than ``max_queued``, do not hold the connection."""
+    m = sdk_module(sdk, style, "v1")
+
+    async def scenario() -> None:
+        async with raw_peer(m, "client", None, start=False, max_in_flight=4) as (conn, peer):
+            sessions = package(m).ClientSessions(conn, max_queued=3)
+            conn.start(sessions.handler())
+            session = sessions.session("s")
+            await peer.send(chunk_note(0))
+            async for _ in session.updates():
+                break
+            assert session._feeds == []  # dropped: no longer queued for
+            await peer.send(*(chunk_note(i) for i in range(1, 50)))
+            while session.snapshot().updates < 50:
+                await asyncio.sleep(0.01)
+            turn = session.turn("go")
+            request = await peer.recv()
+            await peer.send(chunk_note(50))
+            async for _ in turn:
+                break
+            await turn.aclose()
+            assert session._feeds == []
+            await peer.send(*(chunk_note(i) for i in range(51, 100)), {"jsonrpc": "2.0", "id": request["id"], "result": {"stopReason": "end_turn"}})
+            end = await asyncio.wait_for(turn.end(), 5)
+            assert end.stop_reason == "end_turn" and session.snapshot().updates == 100
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_session_forgotten_ends_its_iterators_and_state(style: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, "v1")
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            sessions = package(m).ClientSessions(conn)
+            conn.start(sessions.handler())
+            old = sessions.session("s")
+            updates = old.updates()
+            await peer.send(chunk_note(1))
+            assert (await updates.__anext__()).kind == "agent_message_chunk"
+            sessions.forget("s")
+            assert [u async for u in updates] == []  # ended
+            await peer.send(chunk_note(2))
+            while "s" not in sessions._sessions:
+                await asyncio.sleep(0.01)
+            new = sessions.session("s")
+            assert new is not old and new.snapshot().messages[0].text == "2"
+
+    run(body())
