@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 01b741f3dcc613b820b90f350839264b02235ced2aab77b97e92bdefb8c2e51e
+# input-hash: eb08cdcf80de3331d83e87013d39c866bae989dc6a36cbd4b82022a040563caa
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 2027ae102d26f93791a2bc1854b7ea30330f0dedb545b96070224a5d55e7ac76
+# input-hash: 5fcd8593ef932d19209a7cefe1b55a28d75d9993627aef5fa179251f2e4fbcc3
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias, cast
