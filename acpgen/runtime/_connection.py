@@ -70,13 +70,17 @@ from ._telemetry import IN, OUT, Observer, OpenTelemetry, Traffic
 
 #: incoming requests running plus notifications queued, past which reading pauses
 DEFAULT_MAX_IN_FLIGHT: Final = 64
-#: seconds a closing connection gives its handlers to answer and a spawned agent to exit
+#: seconds a closing connection gives, by default (``close_grace=`` changes it per
+#: connection), its handlers to answer, and a spawned agent to exit after its stdin is
+#: closed and again after SIGTERM
 CLOSE_GRACE: Final = 2.0
 #: bytes asked of the reader at a time
 READ_CHUNK: Final = 256 * 1024
 #: seconds of silence after a spawned agent exited before its output counts as ended
 #: (a process it started may hold the pipe open: no end of input would come)
 EXIT_GRACE: Final = 0.25
+#: seconds to wait for a process to be gone after SIGKILL
+KILL_WAIT: Final = 2.0
 #: the method that cancels a request (ACP's protocol-level notification)
 CANCEL_METHOD: Final = "$/cancel_request"
 
@@ -139,8 +143,12 @@ class Connection:
 
     ``max_line``: the longest line read, in bytes; ``max_in_flight``: incoming work
     running or queued before reading pauses; ``drain_timeout``: seconds a closing
-    connection keeps handling the notifications already received; ``process``: the
-    agent process behind the streams (:meth:`Rpc.spawn`), ended on close;
+    connection keeps handling the notifications already received; ``close_grace``:
+    seconds a closing connection gives its handlers to answer and a spawned agent to
+    exit at each step (``None``: no limit, "close stdin and wait");
+    ``send_cancel_request``: whether cancelling one of our calls sends
+    ``$/cancel_request`` (off for a peer that does not know the method); ``process``:
+    the agent process behind the streams (:meth:`Rpc.spawn`), ended on close;
     ``observers``: callables that see every frame (:class:`Traffic`); ``telemetry``: an
     :class:`OpenTelemetry` that opens a span per request."""
 
@@ -155,12 +163,13 @@ class Connection:
         max_line: int = DEFAULT_MAX_LINE,
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         drain_timeout: float = 5.0,
+        close_grace: float | None = CLOSE_GRACE,
+        send_cancel_request: bool = True,
         process: asyncio.subprocess.Process | None = None,
         observers: Iterable[Observer] = (),
         telemetry: OpenTelemetry | None = None,
     ) -> None:
-        if max_line < 2 or max_in_flight < 1:
-            raise ValueError("max_line must be >= 2 and max_in_flight >= 1")
+        _check_values(max_line, max_in_flight, drain_timeout, close_grace)
         self.rpc = rpc
         self.side = side
         self.reader = reader
@@ -169,6 +178,8 @@ class Connection:
         self.max_line = max_line
         self.max_in_flight = max_in_flight
         self.drain_timeout = drain_timeout
+        self.close_grace = close_grace
+        self.send_cancel_request = send_cancel_request
         self.process = process
         self.telemetry = telemetry
         self._observers: list[Observer] = list(observers)
@@ -194,6 +205,7 @@ class Connection:
         self._closer: asyncio.Task[None] | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._end_process: Callable[[], Awaitable[None]] | None = None
+        self._exited: asyncio.Future[int] | None = None
         #: bytes read so far, and whether reading waits for the incoming work to shrink
         self._received = 0
         self._paused = False
@@ -207,7 +219,7 @@ class Connection:
         """Serve ``handler`` (an ``Agent`` or ``Client`` of the module, or any object
         with its methods) from now on: reading starts before this returns."""
         if self._closing:
-            raise ConnectionClosedError(self._close_reason)
+            raise self._closed_error()
         if self._reader_task is not None:
             raise RuntimeError("this connection is serving already")
         self.router = Router(self.rpc, self.side, handler, self.log)
@@ -239,6 +251,17 @@ class Connection:
     def close_reason(self) -> str:
         """Why the connection closed ("" while it is open)."""
         return self._close_reason
+
+    @property
+    def returncode(self) -> int | None:
+        """The spawned agent's exit status once it exited (negative: the signal that
+        ended it); ``None`` while it runs, or without a process."""
+        return self.process.returncode if self.process is not None else None
+
+    def _closed_error(self, reason: str | None = None) -> ConnectionClosedError:
+        return ConnectionClosedError(
+            self._close_reason if reason is None else reason, self.returncode
+        )
 
     async def wait_closed(self) -> None:
         await asyncio.shield(self._closed)
@@ -295,21 +318,22 @@ class Connection:
         }
         for pending in list(self._pending.values()):
             if id(pending) not in queued and not pending.future.done():
-                pending.future.set_exception(ConnectionClosedError(reason))
+                pending.future.set_exception(self._closed_error())
         for task, context in list(self._incoming.values()):
             if task is not current:
                 self._interrupt(task, context)
         await self._drain()
-        deadline = self._loop.time() + CLOSE_GRACE
+        grace = self.close_grace
+        deadline = None if grace is None else self._loop.time() + grace
         while True:  # the handlers answer, then their answers are written
             busy = [t for t in self._tasks if not t.done() and t is not current]
-            left = deadline - self._loop.time()
-            if not busy or left <= 0:
+            left = None if deadline is None else deadline - self._loop.time()
+            if not busy or (left is not None and left <= 0):
                 break
             await asyncio.wait(busy, timeout=left)
         try:
             self.writer.close()
-            await asyncio.wait_for(self.writer.wait_closed(), CLOSE_GRACE)
+            await asyncio.wait_for(self.writer.wait_closed(), grace)
         except (ConnectionError, OSError, asyncio.TimeoutError, RuntimeError):
             pass
         if self._watcher is not None and self._watcher is not current:
@@ -317,7 +341,7 @@ class Connection:
         if self._end_process is not None:
             await self._end_process()
         elif self.process is not None:
-            await end_process(self.process)
+            await end_process(self.process, grace=grace)
         for task in self._tasks:
             if not task.done() and task is not current:
                 task.cancel()
@@ -367,7 +391,8 @@ class Connection:
         even while a process it started holds its output open (no end of input comes
         then): what it wrote before it exited is read first."""
         self._end_process = end
-        self._watcher = self._loop.create_task(self._watch(exited))
+        self._exited = asyncio.ensure_future(exited)
+        self._watcher = self._loop.create_task(self._watch(self._exited))
 
     async def _watch(self, exited: Awaitable[int]) -> None:
         """Close once the process exited and its output ended, or stayed silent for
@@ -386,13 +411,29 @@ class Connection:
         first reason stands). The closing task is not one of the tasks a close waits for.
         """
         if not self._closing and self._closer is None:
-            self._closer = self._loop.create_task(self.close(reason))
+            self._closer = self._loop.create_task(self._close_lost(reason))
+
+    async def _close_lost(self, reason: str) -> None:
+        """Close for ``reason``; when a spawned agent is running, give it EXIT_GRACE s to
+        exit first (its output ends as it exits), so that its exit status is part of the
+        reason and of the errors our requests fail with."""
+        exited = self._exited
+        if exited is not None and not exited.done():
+            await asyncio.wait([exited], timeout=EXIT_GRACE)
+        if (
+            exited is not None
+            and exited.done()
+            and not exited.cancelled()
+            and "the agent process exited" not in reason
+        ):
+            reason = f"{reason}: the agent process exited with status {exited.result()}"
+        await self.close(reason)
 
     # -- sending ---------------------------------------------------------------------
     async def _write(self, line: bytes, pending: _Pending | None = None) -> None:
         async with self._write_lock:
             if self._closed.done():
-                raise ConnectionClosedError(self._close_reason)
+                raise self._closed_error()
             try:
                 self.writer.write(line)
                 if pending is not None:
@@ -404,16 +445,16 @@ class Connection:
             except (ConnectionError, OSError, RuntimeError) as exc:
                 reason = f"writing to the peer failed: {exc!r}"
                 self._lost(reason)
-                raise ConnectionClosedError(reason) from exc
+                raise self._closed_error(reason) from exc
 
     async def _ready(self) -> None:
         """Fail at once when no answer can come."""
         if self._closing:
-            raise ConnectionClosedError(self._close_reason)
+            raise self._closed_error()
         if self._reader_task is None:
             await asyncio.sleep(0)  # a serve() task created just before gets to start
             if self._closing:
-                raise ConnectionClosedError(self._close_reason)
+                raise self._closed_error()
             if self._reader_task is None:
                 raise ConnectionClosedError(
                     "the connection is not serving: nothing would read the answer"
@@ -427,7 +468,8 @@ class Connection:
         :class:`InvalidResultError` when its result is not valid for the method,
         :class:`OversizedFrameError` when the answer is over ``max_line``, and
         :class:`ConnectionClosedError` when no answer can come. Cancelling the awaiting
-        task sends ``$/cancel_request`` for it (where the schema has the method)."""
+        task sends ``$/cancel_request`` for it (where the schema has the method, unless
+        ``send_cancel_request`` is off)."""
         telemetry = self.telemetry
         if telemetry is None:
             return await self._request(method, params, next(self._ids))
@@ -478,7 +520,7 @@ class Connection:
     async def notify(self, method: str, params: Any) -> None:
         """Send a notification (nothing to wait for but the write)."""
         if self._closing:
-            raise ConnectionClosedError(self._close_reason)
+            raise self._closed_error()
         await self._write(self.rpc.encode(Notification(method, params)))
 
     def _send_cancel(self, rid: Id) -> None:
@@ -486,7 +528,7 @@ class Connection:
         if len(self._abandoned) > 1024:
             self._abandoned.popitem(last=False)
         spec = self._cancel_spec
-        if spec is None or self._closing:
+        if spec is None or self._closing or not self.send_cancel_request:
             return
         params: Any = {"requestId": rid}
         if spec.params is not None:
@@ -694,7 +736,8 @@ class Connection:
             return
         # what is left is a broken answer to one of our requests (or a stray one)
         if pending is None or pending.future.done():
-            self.log.warning("frame rejected: %s", exc)
+            detail = exc.data if isinstance(exc, FrameError) else exc.detail
+            self.log.warning("frame rejected: %s (%s)", exc, detail)
             return
         self.log.warning(
             "the answer to %r (id %r) is invalid: %s", pending.method, exc.id, exc
@@ -946,20 +989,55 @@ def _resolve(reply: _Reply) -> None:
 async def end_process(
     process: asyncio.subprocess.Process,
     exited: Callable[[], Awaitable[Any]] | None = None,
+    *,
+    grace: float | None = CLOSE_GRACE,
 ) -> None:
     """Let an agent process exit on its own (its stdin is closed), then terminate it, then
-    kill it, waiting at most CLOSE_GRACE s each time. ``exited`` waits for its exit (by
-    default ``process.wait``, which on Python 3.11 also waits until no process holds its
-    pipes)."""
+    kill it, waiting at most ``grace`` s each time (``None``: no limit before terminate).
+    ``exited`` waits for its exit (by default ``process.wait``, which on Python 3.11 also
+    waits until no process holds its pipes)."""
     wait = exited or process.wait
-    for send in (None, process.terminate, process.kill):
+    for send, limit in (
+        (None, grace),
+        (process.terminate, grace),
+        (process.kill, KILL_WAIT),
+    ):
         if send is not None:
             try:
                 send()
             except ProcessLookupError:
                 return
         try:
-            await asyncio.wait_for(wait(), CLOSE_GRACE)
+            await asyncio.wait_for(wait(), limit)
             return
         except asyncio.TimeoutError:
             pass
+
+
+def check_options(options: dict[str, Any]) -> None:
+    """Raise as :class:`Connection` would for these keyword options (``TypeError`` for
+    an unknown one, ``ValueError`` for a bad value), before anything is started."""
+    import inspect
+
+    params = inspect.signature(Connection).parameters
+    for name in options:
+        param = params.get(name)
+        if param is None or param.kind is not param.KEYWORD_ONLY or name == "process":
+            raise TypeError(f"unexpected keyword argument {name!r} for a connection")
+    given = {name: p.default for name, p in params.items() if p.kind is p.KEYWORD_ONLY}
+    given.update(options)
+    _check_values(
+        given["max_line"],
+        given["max_in_flight"],
+        given["drain_timeout"],
+        given["close_grace"],
+    )
+
+
+def _check_values(
+    max_line: int, max_in_flight: int, drain_timeout: float, grace: float | None
+) -> None:
+    if max_line < 2 or max_in_flight < 1:
+        raise ValueError("max_line must be >= 2 and max_in_flight >= 1")
+    if drain_timeout < 0 or (grace is not None and grace < 0):
+        raise ValueError("drain_timeout and close_grace must be >= 0")

@@ -23,8 +23,19 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
+import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Final, Generic, NamedTuple, TypeVar
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Final,
+    Generic,
+    Mapping,
+    NamedTuple,
+    TypeVar,
+)
 
 if TYPE_CHECKING:  # asyncio is imported when a connection is made: the modules that
     import asyncio  # import this one stay quick to import
@@ -50,7 +61,9 @@ MAX_LINE: Final = DEFAULT_MAX_LINE
 P = TypeVar("P")
 R = TypeVar("R")
 
-Id = int | str | None
+Id = int | float | str | None
+#: the characters of a peer error's ``data`` that ``str(RemoteError)`` shows
+_DATA_IN_STR: Final = 2000
 
 
 class MethodSpec(NamedTuple):
@@ -164,7 +177,8 @@ class FrameError(RpcError):
         return {"jsonrpc": "2.0", "id": self.id, "error": self.to_json()}
 
     def response_line(self) -> bytes:
-        return (json.dumps(self.response(), separators=(",", ":")) + "\n").encode()
+        text = json.dumps(self.response(), separators=(",", ":"), ensure_ascii=False)
+        return (text + "\n").encode("utf-8", "backslashreplace")  # see Rpc.encode
 
 
 class RemoteError(RpcError):
@@ -181,7 +195,16 @@ class RemoteError(RpcError):
         self.id = id
 
     def __str__(self) -> str:
-        return f"{self.method}: {self.message} ({self.code})"
+        text = f"{self.method}: {self.message} ({self.code})"
+        if self.data is not None:  # where agents put the useful detail
+            try:
+                data = json.dumps(self.data, ensure_ascii=False, default=repr)
+            except ValueError:  # a circular value
+                data = repr(self.data)
+            if len(data) > _DATA_IN_STR:
+                data = data[:_DATA_IN_STR] + "..."
+            text += f": {data}"
+        return text
 
     def forward(self) -> RpcError:
         """The same error as a plain :class:`RpcError`, to answer an outer request with."""
@@ -205,11 +228,19 @@ class InvalidResultError(Exception):
 class ConnectionClosedError(ConnectionError):
     """A request that no answer can reach: the connection is closed (or closing), the peer
     went away, or the connection is not serving (nothing reads the peer's answers).
-    ``reason`` says which."""
+    ``reason`` says which; ``returncode`` is the spawned agent's exit status when it had
+    exited by then (negative: the signal that ended it), else ``None``. Both are in
+    ``str()``."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, returncode: int | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.returncode = returncode
+
+    def __str__(self) -> str:
+        if self.returncode is None or f"status {self.returncode}" in self.reason:
+            return self.reason
+        return f"{self.reason} (the agent process exited with status {self.returncode})"
 
 
 class OversizedFrameError(Exception):
@@ -277,6 +308,10 @@ class Codec:
 
 
 def _is_id(value: Any) -> bool:
+    """A JSON-RPC id: a string, a number (a fraction too, though JSON-RPC discourages it)
+    or null; it is answered with the same JSON value (``1.0`` comes back as ``1.0``)."""
+    if type(value) is float:
+        return math.isfinite(value)  # NaN and Infinity are not JSON
     return value is None or type(value) is str or type(value) is int
 
 
@@ -408,6 +443,22 @@ class Rpc:
         rid = data.get("id", _MISSING)
         if "method" in data:
             return self._parse_call(data, rid, side)
+        if (rid is _MISSING or not _is_id(rid)) and (
+            "result" in data or "error" in data
+        ):
+            # shaped like a response, matching none of our requests: never answered (a
+            # peer that answered this answer in turn would ping-pong with us)
+            raise FrameError(
+                INVALID_REQUEST,
+                "Unmatched response",
+                {
+                    "reason": "a response without a usable id answers no request",
+                    "id": None if rid is _MISSING else rid,
+                    "error": data.get("error"),
+                },
+                answer=False,
+                call=False,
+            )
         if rid is _MISSING or not _is_id(rid):
             raise FrameError(
                 INVALID_REQUEST,
@@ -485,7 +536,7 @@ class Rpc:
             raise FrameError(
                 INVALID_REQUEST,
                 "Invalid request",
-                "id must be a string, an integer or null",
+                "id must be a string, a number or null",
                 answer=True,
             )
         rid = rid if request else None
@@ -588,14 +639,22 @@ class Rpc:
         if isinstance(frame, (Request, Notification)):
             head = '{"jsonrpc":"2.0",'
             if isinstance(frame, Request):
-                head += '"id":' + json.dumps(frame.id) + ","
+                head += '"id":' + json.dumps(frame.id, ensure_ascii=False) + ","
             head += '"method":' + json.dumps(frame.method) + ',"params":'
             body = frame.params
         elif isinstance(frame, Response):
-            head = '{"jsonrpc":"2.0","id":' + json.dumps(frame.id) + ',"result":'
+            head = (
+                '{"jsonrpc":"2.0","id":'
+                + json.dumps(frame.id, ensure_ascii=False)
+                + ',"result":'
+            )
             body = frame.result
         elif isinstance(frame, ErrorResponse):
-            head = '{"jsonrpc":"2.0","id":' + json.dumps(frame.id) + ',"error":'
+            head = (
+                '{"jsonrpc":"2.0","id":'
+                + json.dumps(frame.id, ensure_ascii=False)
+                + ',"error":'
+            )
             body = frame.error
         else:
             raise TypeError(f"cannot encode {type(frame).__name__}")
@@ -633,16 +692,43 @@ class Rpc:
         return await stdio_connection(self, side, **options)
 
     async def spawn(
-        self, program: str, *args: str, side: str = "client", **options: Any
+        self,
+        program: str | os.PathLike[str],
+        *args: str | os.PathLike[str],
+        side: str = "client",
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: Any = None,
+        start_new_session: bool = True,
+        **options: Any,
     ) -> Connection:
-        """Start ``program`` (an agent command, by default: this is the ``client`` side)
-        with its stdin and stdout wired to a :class:`Connection`, its stderr inherited.
-        Closing the connection ends the process (stdin closed, then terminate, then
-        kill). ``options``: ``env``, ``cwd``, ``stderr`` for the process, and the
-        connection's own (``max_line``...)."""
+        """Start ``program`` with ``args`` (an agent command, by default: this is the
+        ``client`` side) with its stdin and stdout wired to a :class:`Connection`.
+
+        The process: ``env`` its whole environment (default: this process's), ``cwd``
+        its working directory, ``stderr`` where its stderr goes (default: inherited;
+        ``subprocess.DEVNULL`` or a file), ``start_new_session`` (POSIX, default true) in
+        a session and process group of its own, so that closing ends every process it
+        started too. ``options`` are the connection's (``close_grace``, ``max_line``,
+        ``logger``...). Every argument is checked before anything starts (a misspelled
+        one raises ``TypeError``), and no process is left behind when this raises.
+
+        Closing the connection ends the agent: its stdin is closed, and it (with, in its
+        own session, everything it started) gets ``close_grace`` s to exit; then its
+        process group gets SIGTERM and ``close_grace`` s more; then SIGKILL."""
         from ._transports import spawn_connection
 
-        return await spawn_connection(self, side, program, *args, **options)
+        return await spawn_connection(
+            self,
+            side,
+            program,
+            *args,
+            env=env,
+            cwd=cwd,
+            stderr=stderr,
+            start_new_session=start_new_session,
+            **options,
+        )
 
     def error(
         self, id: Id, code: int, message: str, data: Any = None

@@ -11,6 +11,7 @@ request is answered with its own id and a response fails the request it answers.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, Final, NamedTuple
 
@@ -108,14 +109,20 @@ def _members_of_tail(tail: bytes) -> dict[str, Any]:
         rest = rest[:-1]
 
 
+_NO_ID: Final = object()
+
+
 def skim(head: bytes, tail: bytes) -> Skimmed:
     """What the two ends of a line say about it (see the module docstring)."""
     keys, values = _members_of_head(head)
     for key, value in _members_of_tail(tail).items():
         keys.add(key)
         values.setdefault(key, value)
-    has_id = "id" in values and (
-        values["id"] is None or type(values["id"]) in (int, str)
+    rid = values.get("id", _NO_ID)
+    has_id = (
+        rid is None
+        or type(rid) in (int, str)
+        or (type(rid) is float and math.isfinite(rid))
     )
     method = values.get("method")
     if not isinstance(method, str):

@@ -1,29 +1,53 @@
 """The transports a :class:`~._connection.Connection` runs over: an agent process it
 starts (its stdin and stdout), and this process's own stdin and stdout (pipes, or plain
-files read in a thread). Reached through ``Rpc.spawn`` and ``Rpc.stdio``."""
+files read in a thread). Reached through ``Rpc.spawn`` and ``Rpc.stdio``.
+
+A spawned agent runs in a session and process group of its own (POSIX, by default), so
+that closing ends everything it started: its stdin is closed and the whole group gets
+``close_grace`` s to exit; then SIGTERM to the group and ``close_grace`` s more; then
+SIGKILL to the group (each wait bounded; with ``close_grace=None`` the first is not).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
-from typing import Any
+from typing import Any, Mapping
 
-from ._connection import READ_CHUNK, Connection, end_process
+from ._connection import (
+    CLOSE_GRACE,
+    KILL_WAIT,
+    READ_CHUNK,
+    Connection,
+    check_options,
+    end_process,
+)
 from ._jsonrpc import Rpc
+
+#: seconds between two looks at whether a process group is gone
+_POLL: float = 0.02
 
 
 async def spawn_connection(
     rpc: Rpc,
     side: str,
-    program: str,
-    *args: str,
-    env: dict[str, str] | None = None,
-    cwd: str | None = None,
+    program: str | os.PathLike[str],
+    *args: str | os.PathLike[str],
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     stderr: Any = None,
+    start_new_session: bool = True,
     **options: Any,
 ) -> Connection:
     """Start ``program`` with its stdin and stdout wired to a new :class:`Connection`,
-    which the process's exit closes and whose close ends the process."""
+    which the process's exit closes and whose close ends the process (and its process
+    group: see the module docstring). Every argument is checked first; when this raises
+    after the process started, the process (its group) is killed and reaped."""
+    _check_process(side, program, args, env, cwd, start_new_session)
+    check_options(options)
+    group = start_new_session and hasattr(os, "killpg")
     loop = asyncio.get_running_loop()
     transport, protocol = await loop.subprocess_exec(
         lambda: _AgentProtocol(limit=4 * READ_CHUNK, loop=loop),
@@ -32,21 +56,131 @@ async def spawn_connection(
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=stderr,
-        env=env,
+        env=None if env is None else dict(env),
         cwd=cwd,
+        start_new_session=group,
     )
-    process = asyncio.subprocess.Process(transport, protocol, loop)
-    assert process.stdout is not None and process.stdin is not None
-    conn = Connection(
-        rpc, side, process.stdout, process.stdin, process=process, **options
-    )
+    pid = transport.get_pid()
+    try:
+        process = asyncio.subprocess.Process(transport, protocol, loop)
+        assert process.stdout is not None and process.stdin is not None
+        conn = Connection(
+            rpc, side, process.stdout, process.stdin, process=process, **options
+        )
+    except BaseException:
+        _kill(pid, group)
+        transport.close()
+        raise
 
     async def end() -> None:
-        await end_process(process, lambda: asyncio.shield(protocol.exited))
+        await end_tree(process, protocol.exited, group, conn.close_grace)
         transport.close()  # its stdout too, which a process it started may hold
 
     conn.watch_process(asyncio.shield(protocol.exited), end)
     return conn
+
+
+def _check_process(
+    side: str,
+    program: Any,
+    args: tuple[Any, ...],
+    env: Any,
+    cwd: Any,
+    start_new_session: Any,
+) -> None:
+    if side not in ("client", "agent"):
+        raise ValueError(f"side must be 'client' or 'agent', not {side!r}")
+    for arg in (program, *args):
+        if not isinstance(arg, (str, bytes, os.PathLike)):
+            raise TypeError(
+                f"the program and its arguments are strings, not {type(arg).__name__}"
+            )
+    if env is not None:
+        if not isinstance(env, Mapping):
+            raise TypeError(f"env is a mapping of strings, not {type(env).__name__}")
+        for key, value in env.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise TypeError(f"env maps strings to strings: {key!r}: {value!r}")
+    if cwd is not None and not isinstance(cwd, (str, bytes, os.PathLike)):
+        raise TypeError(f"cwd is a path, not {type(cwd).__name__}")
+    if type(start_new_session) is not bool:
+        raise TypeError("start_new_session is True or False")
+
+
+async def end_tree(
+    process: asyncio.subprocess.Process,
+    exited: asyncio.Future[int],
+    group: bool,
+    grace: float | None = CLOSE_GRACE,
+) -> None:
+    """End an agent whose stdin is closed: wait ``grace`` s (``None``: no limit) for it
+    to exit, with every process of its group when it leads one (``group``); then SIGTERM
+    (to the group), ``grace`` s more; then SIGKILL (to the group), at most KILL_WAIT s
+    more. ``exited`` is done when the agent itself exited."""
+    if not group:
+        await end_process(process, lambda: asyncio.shield(exited), grace=grace)
+        return
+    pid = process.pid
+    steps: tuple[tuple[int | None, float | None], ...] = (
+        (None, grace),
+        (signal.SIGTERM, grace),
+        (signal.SIGKILL, KILL_WAIT),
+    )
+    loop = asyncio.get_running_loop()
+    for signum, limit in steps:
+        if signum is not None:
+            try:
+                os.killpg(pid, signum)
+            except ProcessLookupError:
+                pass  # the group is gone; the leader may still be a zombie
+            except PermissionError:
+                pass
+        deadline = None if limit is None else loop.time() + limit
+        while not exited.done() or _group_alive(pid):
+            if deadline is not None and loop.time() >= deadline:
+                break
+            await asyncio.sleep(_POLL)
+        else:
+            return
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is alive (zombies, which only wait to be
+    reaped, do not count where ``/proc`` tells them apart)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True  # no /proc (macOS): a zombie counts until it is reaped
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+            return True
+    return False
+
+
+def _kill(pid: int, group: bool) -> None:
+    """Kill a process that was just started (and its group), for a spawn that failed;
+    asyncio reaps it."""
+    try:
+        if group:
+            os.killpg(pid, signal.SIGKILL)
+        else:
+            os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+    except OSError:
+        pass
 
 
 class _AgentProtocol(asyncio.subprocess.SubprocessStreamProtocol):

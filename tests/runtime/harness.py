@@ -107,3 +107,39 @@ async def pair(m: ModuleType, agent: Any, client: Any, **options: Any) -> AsyncI
 def run(coro: Any, timeout: float = 60.0) -> Any:
     """Run a scenario with a hard end: a hang fails the test instead of blocking CI."""
     return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, which only waits to be reaped, does not)."""
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[-1][0] != "Z"
+    except OSError:
+        return sys.platform != "linux"  # no /proc entry: gone on Linux
+
+
+def tree(pid: int) -> set[int]:
+    """``pid`` and every process under it, and every process of its group (from /proc)."""
+    import os
+
+    parents: dict[int, int] = {}
+    groups: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(") ", 1)[-1].split()
+            except OSError:
+                continue
+            parents[int(entry)] = int(fields[1])
+            groups[int(entry)] = int(fields[2])
+    found = {pid} | {p for p, g in groups.items() if g == pid}
+    while True:
+        more = {p for p, parent in parents.items() if parent in found} - found
+        if not more:
+            return found
+        found |= more

@@ -123,7 +123,7 @@ def test_malformed_json_is_answered_parse_error_with_null_id(probed: StdioPeer, 
         ({"id": 7, "method": "initialize", "params": {"protocolVersion": 1}}, 7),
         ({"jsonrpc": "2.0", "id": 7, "method": 5}, 7),
         ({"jsonrpc": "2.0", "id": {"n": 7}, "method": "initialize", "params": {"protocolVersion": 1}}, None),
-        ({"jsonrpc": "2.0", "id": 1.5, "method": "initialize", "params": {"protocolVersion": 1}}, None),
+        ({"jsonrpc": "2.0", "id": True, "method": "initialize", "params": {"protocolVersion": 1}}, None),
         ({"jsonrpc": "2.0", "params": {}}, None),
         ({}, None),
         (42, None),
@@ -132,7 +132,7 @@ def test_malformed_json_is_answered_parse_error_with_null_id(probed: StdioPeer, 
         ([], None),
         ([{"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {"protocolVersion": 1}}], None),
     ],
-    ids=["jsonrpc-1.0", "no-jsonrpc", "method-not-string", "object-id", "fractional-id", "no-method-no-id", "empty-object", "number", "string", "null", "empty-batch", "batch"],
+    ids=["jsonrpc-1.0", "no-jsonrpc", "method-not-string", "object-id", "boolean-id", "no-method-no-id", "empty-object", "number", "string", "null", "empty-batch", "batch"],
 )
 def test_invalid_requests_are_answered_invalid_request(probed: StdioPeer, frame: object, rid: object) -> None:
     """v1 declares no batches: an array is one invalid request, answered once."""

@@ -6,6 +6,7 @@ connection as it was before (see issue #24) and fails if it comes back."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import tracemalloc
@@ -678,3 +679,146 @@ def test_a_request_cancelled_in_the_same_read_is_answered_once(m: ModuleType) ->
                 await peer.recv(timeout=2)  # nothing more: exactly one answer each
 
     run(scenario())
+
+
+# ---------------------------------------------------------------- ids, unmatched answers
+
+ID_TOKENS = [b"0", b"-1", b"9007199254740993", b"1.0", b"1.5", b"-0.0", b"1e+100", b'""', '"é ☃ 😀"'.encode(), b'"x"']
+
+
+def test_any_number_or_string_id_is_answered_with_the_same_json_token(m: ModuleType) -> None:
+    """A request's id comes back as the same JSON token, byte for byte: integers beyond
+    2^53, fractions (``1.0`` stays ``1.0``, not ``1``: answered -32600 with a null id
+    before), the empty string, non-ASCII text. In answers with a result and with an error
+    (invalid params), and in a batch where the schema has batches."""
+
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Agent(m)) as (conn, peer):
+            for token in ID_TOKENS:
+                head = b'{"jsonrpc":"2.0","id":' + token
+                await peer.send(head + b',"method":"initialize","params":{"protocolVersion":1}}\n')
+                raw = await asyncio.wait_for(peer.reader.readline(), 5)
+                assert raw.startswith(b'{"jsonrpc":"2.0","id":' + token + b',"result":'), (token, raw)
+                await peer.send(head + b',"method":"initialize","params":{"protocolVersion":"x"}}\n')
+                raw = await asyncio.wait_for(peer.reader.readline(), 5)
+                assert raw.startswith(b'{"jsonrpc":"2.0","id":' + token + b',"error":'), (token, raw)
+                assert json.loads(raw)["error"]["code"] == -32602
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("token", [b"true", b"false", b"{}", b"[]", b'{"a":1}', b"[1]"])
+def test_an_id_of_another_type_is_an_invalid_request_with_a_null_id(m: ModuleType, token: bytes) -> None:
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Agent(m)) as (conn, peer):
+            await peer.send(b'{"jsonrpc":"2.0","id":' + token + b',"method":"initialize","params":{"protocolVersion":1}}\n')
+            answer = await peer.recv()
+            assert answer["id"] is None and answer["error"]["code"] == -32600, answer
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        {"jsonrpc": "2.0", "error": {"code": -32601, "message": "Method not found: $/cancel_request"}},  # codex
+        {"jsonrpc": "2.0", "result": {}},
+        {"jsonrpc": "2.0", "id": True, "error": {"code": -1, "message": "x"}},
+        {"jsonrpc": "2.0", "id": {}, "result": 1},
+    ],
+    ids=["error-without-id", "result-without-id", "error-bool-id", "result-object-id"],
+)
+def test_an_answer_without_a_usable_id_is_logged_never_answered(m: ModuleType, caplog: pytest.LogCaptureFixture, frame: Any) -> None:
+    """A frame shaped like a response whose id is missing or unusable (codex-acp answers
+    ``$/cancel_request`` with an error that has no id) matches none of our requests: it is
+    logged and never answered (it was answered -32600; two such peers would ping-pong),
+    and the connection goes on."""
+
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Agent(m)) as (conn, peer):
+            asked = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}))
+            sent = await peer.recv()
+            await peer.send(frame)
+            await peer.send({"jsonrpc": "2.0", "id": "after", "method": "initialize", "params": {"protocolVersion": 1}})
+            answer = await peer.recv()  # the first line back answers the next request
+            assert answer["id"] == "after" and "result" in answer, answer
+            assert not asked.done()
+            await peer.send({"jsonrpc": "2.0", "id": sent["id"], "result": {"content": "A"}})
+            got = await asyncio.wait_for(asked, 5)
+            assert get(got, "content", "content") == "A"
+
+    with caplog.at_level(logging.WARNING):
+        run(scenario())
+    logged = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any("Unmatched response" in text for text in logged), logged
+    if "error" in frame:
+        assert any(frame["error"]["message"] in text for text in logged), logged
+
+
+def test_a_remote_error_says_its_data(m: ModuleType) -> None:
+    """``str()`` of the peer's error includes its ``data``, where agents put the detail."""
+    pkg = package(m)
+
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Agent(m)) as (conn, peer):
+            asked = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}))
+            sent = await peer.recv()
+            data = {"details": "Authentication required: run `codex login`", "retry": False}
+            await peer.send({"jsonrpc": "2.0", "id": sent["id"], "error": {"code": -32000, "message": "Auth", "data": data}})
+            with pytest.raises(pkg.RemoteError) as caught:
+                await asyncio.wait_for(asked, 5)
+            assert caught.value.data == data
+            text = str(caught.value)
+            assert text.startswith("fs/read_text_file: Auth (-32000)") and "run `codex login`" in text, text
+
+    run(scenario())
+    assert str(pkg.RemoteError(-1, "m", None, method="x", id=1)) == "x: m (-1)"
+    assert str(pkg.RemoteError(-1, "m", "é", method="x", id=1)) == 'x: m (-1): "é"'
+    assert len(str(pkg.RemoteError(-1, "m", "d" * 10_000, method="x", id=1))) < 2100
+
+
+def test_sending_cancel_request_can_be_turned_off(m: ModuleType) -> None:
+    """``send_cancel_request=False``: cancelling our call sends nothing (for an agent that
+    does not know ``$/cancel_request``); its late answer is still expected, not an error."""
+
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Agent(m), send_cancel_request=False) as (conn, peer):
+            asked = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}))
+            sent = await peer.recv()
+            asked.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await asked
+            await conn.notify("session/update", load(m, "SessionNotification", {"sessionId": "s", "update": {"type": "text", "text": "x"}}))
+            after = await peer.recv()
+            assert after["method"] == "session/update", after  # no $/cancel_request before it
+            await peer.send({"jsonrpc": "2.0", "id": sent["id"], "result": {"content": "late"}})
+            await asyncio.sleep(0.05)
+            assert not conn.is_closed
+
+    run(scenario())
+
+
+def test_the_close_grace_is_per_connection(m: ModuleType) -> None:
+    """``close_grace``: how long a closing connection waits for its handlers (the default,
+    CLOSE_GRACE, is 2 s); a handler that will not stop is left after that many seconds."""
+
+    class Stubborn(Agent):
+        async def initialize(self, params: Any) -> Any:
+            end = asyncio.get_running_loop().time() + 1.5
+            while asyncio.get_running_loop().time() < end:
+                try:
+                    await asyncio.sleep(0.05)
+                except asyncio.CancelledError:
+                    continue  # will not stop (for a while)
+            return await super().initialize(params)
+
+    async def scenario() -> float:
+        async with raw_peer(m, "agent", Stubborn(m), close_grace=0.2) as (conn, peer):
+            await peer.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+            await asyncio.sleep(0.05)
+            started = asyncio.get_running_loop().time()
+            await asyncio.wait_for(conn.close(), 5)
+            return asyncio.get_running_loop().time() - started
+
+    took = run(scenario())
+    assert 0.2 <= took < 1.0, took

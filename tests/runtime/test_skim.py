@@ -47,6 +47,8 @@ def test_nested_ids_are_not_the_frames() -> None:
 
 def test_an_id_that_is_not_an_id_is_not_read() -> None:
     found = skim(*ends({"jsonrpc": "2.0", "id": 1.5, "method": "m", "params": {"x": "PAD"}}))
+    assert found.has_id and found.id == 1.5  # a number: an id (JSON-RPC discourages fractions only)
+    found = skim(b'{"jsonrpc": "2.0", "id": NaN, "method": "m", "params": {"x": "', b'"}}')
     assert not found.has_id
     found = skim(*ends({"jsonrpc": "2.0", "id": True, "method": "m", "params": {"x": "PAD"}}))
     assert not found.has_id
