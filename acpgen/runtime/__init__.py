@@ -3,10 +3,11 @@
 Each file here is type-checked and tested as part of acpgen, and copied verbatim, under the
 generated header, into every package acpgen writes (``acpgen.render.render_package_runtime``):
 
-* ``_jsonrpc.py``: JSON-RPC 2.0 frames typed by method, their errors, the codec interface
-  and :class:`Rpc` (parse and encode), the same in every style;
+* ``_jsonrpc.py``: :class:`Rpc` (parse and encode frames typed by method), re-exporting
+  ``_frames.py``: the frames, their errors, the codec interface, the same in every style;
 * ``_router.py`` and ``_connection.py``: the router that answers a frame, and the asyncio
-  connection (line reader, lifecycle, ordering, backpressure, cancellation);
+  connection (lifecycle, sending, cancellation), with its parts ``_incoming.py`` (what the
+  peer sends: routing, order per session, backpressure) and ``_lines.py`` (the line reader);
 * ``_transports.py``: the connection over a spawned agent process or this process's stdio;
 * ``_session_state.py``, ``_sessions.py`` and ``_tool_calls.py``: the session helpers,
   a session's state merged from its updates and sessions as objects for clients, tool
@@ -35,8 +36,11 @@ RUNTIME_DIR = Path(__file__).resolve().parent
 #: the modules shared by every style, by file name (written under the same name)
 SHARED = (
     "_jsonrpc.py",
+    "_frames.py",
     "_router.py",
     "_connection.py",
+    "_incoming.py",
+    "_lines.py",
     "_transports.py",
     "_skim.py",
     "_telemetry.py",

@@ -14,17 +14,45 @@ import asyncio
 import os
 import signal
 import sys
-from typing import Any, Mapping
+from typing import Any, Awaitable, Callable, Mapping
 
 from ._connection import (
     CLOSE_GRACE,
     KILL_WAIT,
-    READ_CHUNK,
     Connection,
     check_options,
-    end_process,
 )
 from ._jsonrpc import Rpc
+from ._lines import READ_CHUNK
+
+
+async def end_process(
+    process: asyncio.subprocess.Process,
+    exited: Callable[[], Awaitable[Any]] | None = None,
+    *,
+    grace: float | None = CLOSE_GRACE,
+) -> None:
+    """Let an agent process exit on its own (its stdin is closed), then terminate it, then
+    kill it, waiting at most ``grace`` s each time (``None``: no limit before terminate).
+    ``exited`` waits for its exit (by default ``process.wait``, which on Python 3.11 also
+    waits until no process holds its pipes)."""
+    wait = exited or process.wait
+    for send, limit in (
+        (None, grace),
+        (process.terminate, grace),
+        (process.kill, KILL_WAIT),
+    ):
+        if send is not None:
+            try:
+                send()
+            except ProcessLookupError:
+                return
+        try:
+            await asyncio.wait_for(wait(), limit)
+            return
+        except asyncio.TimeoutError:
+            pass
+
 
 #: seconds between two looks at whether a process group is gone
 _POLL: float = 0.02

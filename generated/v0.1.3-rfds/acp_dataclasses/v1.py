@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: e57e1b3c53a62c67d7216207fba0920a829ed5620ed11f6ca3938947ab1232bf
+# input-hash: f80ca7f46f28b74b243c9158ac5b3ef6e982b1d15bc740c0e7d72489b9981d4f
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations

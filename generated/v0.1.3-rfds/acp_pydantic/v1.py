@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: dc4168989f438b29c54f72557a87c5ef647a1be8eddf446c6bc5906c5904569d
+# input-hash: dd40731f76e40b625e9cc2e841532708f2f678ee38fc183cba7314da6476bb5e
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (
