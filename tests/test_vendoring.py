@@ -42,7 +42,7 @@ def test_vendored_package_sits_at_its_import_path(tmp_path: Path, style: str) ->
     result = build(src, style)
     assert result.exit_code == 0, result.output
     package = src / "myagent" / "_vendor" / "acp"
-    runtime = ["_alternatives", "_connection", "_jsonrpc", "_router", "_runtime", "_skim", "_telemetry", "_transports"]
+    runtime = ["_alternatives", "_connection", "_jsonrpc", "_router", "_runtime", "_skim", "_telemetry", "_transports", "_versions"]
     runtime += ["_codec", "_unions"] if style == "pydantic" else []
     assert sorted(p.name for p in package.iterdir()) == sorted(
         ["__init__.py", *(f"{r}.py" for r in runtime), "acpgen-manifest.json", "py.typed", "v1.py"]

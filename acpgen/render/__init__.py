@@ -96,8 +96,12 @@ FRAME_NAMES = (
     "RpcError",
 )
 ROUTER_NAMES = ("RequestContext", "Router", "current_request")
+#: what it re-exports of the version negotiation (``_versions``: cheap to import)
+VERSION_NAMES = ("UNSUPPORTED_PROTOCOL_VERSION", "UnsupportedProtocolVersionError", "Versions")
 #: what it re-exports of the connection, imported on first use (asyncio with it)
 CONNECTION_NAMES = ("Connection", "DEFAULT_MAX_IN_FLIGHT", "OpenTelemetry", "Traffic")
+#: the names of it defined in ``_telemetry`` (type checkers read them there)
+TELEMETRY_NAMES = ("OpenTelemetry", "Traffic")
 
 
 def render_package_init(style: str, modules: list[str], vendored: str | None = None) -> RenderedFile:
@@ -115,9 +119,11 @@ def render_package_init(style: str, modules: list[str], vendored: str | None = N
         *(f"    {n}," for n in FRAME_NAMES),
         ")",
         "from ._router import " + ", ".join(ROUTER_NAMES),
+        "from ._versions import " + ", ".join(VERSION_NAMES),
         "",
         "if TYPE_CHECKING:",
-        "    from ._connection import " + ", ".join(CONNECTION_NAMES),
+        "    from ._connection import " + ", ".join(n for n in CONNECTION_NAMES if n not in TELEMETRY_NAMES),
+        "    from ._telemetry import " + ", ".join(TELEMETRY_NAMES),
         "",
         f"#: the generated modules of this package (import them as ``{package}.<name>``)",
         f"MODULES: tuple[str, ...] = {names}",
@@ -134,7 +140,7 @@ def render_package_init(style: str, modules: list[str], vendored: str | None = N
         "",
         "",
         "__all__ = [",
-        *(f'    "{n}",' for n in sorted(("MODULES", *FRAME_NAMES, *ROUTER_NAMES, *CONNECTION_NAMES))),
+        *(f'    "{n}",' for n in sorted(("MODULES", *FRAME_NAMES, *ROUTER_NAMES, *VERSION_NAMES, *CONNECTION_NAMES))),
         "]",
         "",
     ]

@@ -8,6 +8,7 @@ generated header, into every package acpgen writes (``acpgen.render.render_packa
 * ``_router.py`` and ``_connection.py``: the router that answers a frame, and the asyncio
   connection (line reader, lifecycle, ordering, backpressure, cancellation);
 * ``_transports.py``: the connection over a spawned agent process or this process's stdio;
+* ``_versions.py``: several protocol versions from one program, negotiated on ``initialize``;
 * ``_alternatives.py``: sibling unions, checked on an object's wire form;
 * ``_runtime_<style>.py``: the style's base classes, leniency markers and codec, written as
   ``_runtime.py`` in the package; a style's other modules ``_<name>_<style>.py`` are written
@@ -34,6 +35,7 @@ SHARED = (
     "_transports.py",
     "_skim.py",
     "_telemetry.py",
+    "_versions.py",
     "_alternatives.py",
 )
 

@@ -67,6 +67,7 @@ from ._jsonrpc import (
 from ._router import RequestContext, Router, batch_line
 from ._skim import SKIM, skim
 from ._telemetry import IN, OUT, Observer, OpenTelemetry, Traffic
+from ._versions import Versions
 
 #: incoming requests running plus notifications queued, past which reading pauses
 DEFAULT_MAX_IN_FLIGHT: Final = 64
@@ -163,6 +164,8 @@ class Connection:
             raise ValueError("max_line must be >= 2 and max_in_flight >= 1")
         self.rpc = rpc
         self.side = side
+        #: the protocol version spoken (None until negotiated, see ``_versions.py``)
+        self.version: int | None = rpc.version
         self.reader = reader
         self.writer = writer
         self.log = logger or logging.getLogger(__name__)
@@ -205,12 +208,16 @@ class Connection:
     # -- lifecycle -------------------------------------------------------------------
     def start(self, handler: Any) -> None:
         """Serve ``handler`` (an ``Agent`` or ``Client`` of the module, or any object
-        with its methods) from now on: reading starts before this returns."""
+        with its methods) from now on: reading starts before this returns. A
+        :class:`Versions` serves the version negotiated on ``initialize`` instead."""
         if self._closing:
             raise ConnectionClosedError(self._close_reason)
         if self._reader_task is not None:
             raise RuntimeError("this connection is serving already")
-        self.router = Router(self.rpc, self.side, handler, self.log)
+        if isinstance(handler, Versions):
+            self.router = handler.begin(self)
+        else:
+            self.router = Router(self.rpc, self.side, handler, self.log)
         self._reader_task = self._loop.create_task(self._read_loop())
 
     async def serve(self, handler: Any) -> None:
@@ -252,6 +259,10 @@ class Connection:
     def remove_observer(self, observer: Observer) -> None:
         if observer in self._observers:
             self._observers.remove(observer)
+
+    def _observe_in(self, line: bytes) -> None:
+        if self._observers:
+            self._observe(Traffic(IN, line, len(line)))
 
     def _observe(self, traffic: Traffic) -> None:
         for observer in tuple(self._observers):
@@ -762,6 +773,9 @@ class Connection:
                 ),
             )
         )
+
+    def _fail(self, pending: _Pending, error: BaseException) -> None:
+        self._settle(_Reply(pending, error=error))
 
     def _settle(self, reply: _Reply) -> None:
         """Deliver an answer after the notifications of its session that arrived before

@@ -1,7 +1,8 @@
 """The README's programs (examples/) type-check as users will check them: mypy --strict and
-pyright on bindings generated from the schema the TypeScript SDK ships (its npm package,
-pinned in tests/interop, read in place; skipped with a reason without node or the registry).
-The conformance and peer tests run them."""
+pyright on bindings generated from the schema directory the TypeScript SDK ships (trees v1
+and v2: the echo agent speaks both; its npm package, pinned in tests/interop, read in place;
+skipped with a reason without node or the registry). The conformance, peer and version
+tests run them."""
 
 from __future__ import annotations
 
@@ -16,21 +17,22 @@ from ..conftest import generate, npm_install
 
 ROOT = Path(__file__).resolve().parents[2]
 INTEROP = ROOT / "tests" / "interop"
-SDK_SCHEMA = INTEROP / "node_modules" / "@agentclientprotocol" / "sdk" / "schema" / "v1" / "schema.json"
+SDK_SCHEMA = INTEROP / "node_modules" / "@agentclientprotocol" / "sdk" / "schema"
+PROGRAMS = ("echo_agent.py", "echo_agent_v2.py", "client.py")
 
 
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory: pytest.TempPathFactory) -> Path:
     npm_install(INTEROP, "@agentclientprotocol/sdk", "the examples' type check")
     out = generate(SDK_SCHEMA, tmp_path_factory.mktemp("examples"), ("pydantic",))
-    for name in ("echo_agent.py", "client.py"):
+    for name in PROGRAMS:
         shutil.copy(ROOT / "examples" / name, out / name)
     return out
 
 
 def test_examples_pass_mypy_strict(checked: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "echo_agent.py", "client.py"],
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *PROGRAMS],
         cwd=checked, capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
@@ -40,5 +42,5 @@ def test_examples_pass_pyright(checked: Path) -> None:
     pyright = Path(sys.executable).parent / "pyright"
     if not pyright.exists() or shutil.which("node") is None:
         pytest.skip("pyright (dev dependency) needs node, which is absent")
-    done = subprocess.run([str(pyright), "--pythonpath", sys.executable, "echo_agent.py", "client.py"], cwd=checked, capture_output=True, text=True)
+    done = subprocess.run([str(pyright), "--pythonpath", sys.executable, *PROGRAMS], cwd=checked, capture_output=True, text=True)
     assert "0 errors" in done.stdout, done.stdout[-3000:]

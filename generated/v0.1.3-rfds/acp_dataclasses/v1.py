@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: bcad72bdc5c35e588637f689d1d2db6711f56f23930faec60fe0b32fce13b21b
+# input-hash: f0fd9b80b21244bd09ec1a43d8c2d58efcadb925f630bfc8b753916346f583a8
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations
@@ -2467,7 +2467,7 @@ PROTOCOL_METHODS: Final[dict[str, MethodSpec]] = {
     m.method: m for m in METHODS if m.side == "protocol"
 }
 
-RPC: Final = Rpc(METHODS, _CODEC, None)
+RPC: Final = Rpc(METHODS, _CODEC, None, version=PROTOCOL_VERSION)
 """This module's frames: ``RPC.parse(line)`` gives a typed frame, ``RPC.encode(frame)``
 the wire line; ``RPC.connect(side, reader, writer)``, ``await RPC.stdio(side)`` and
 ``await RPC.spawn(program, *args)`` a :class:`Connection`."""

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 04dd44351ea5427881117d09475048aa1e393b556a99026fba00ca0dead2c60f
+# input-hash: 7bb7b2f450b9113e366c26358f25eb7ef0224f1d477024ab933c834a86dd442a
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (
@@ -1628,7 +1628,7 @@ PROTOCOL_METHODS: Final[dict[str, MethodSpec]] = {
     m.method: m for m in METHODS if m.side == "protocol"
 }
 
-RPC: Final = Rpc(METHODS, _CODEC, None)
+RPC: Final = Rpc(METHODS, _CODEC, None, version=PROTOCOL_VERSION)
 """This module's frames: ``RPC.parse(line)`` gives a typed frame, ``RPC.encode(frame)``
 the wire line; ``RPC.connect(side, reader, writer)``, ``await RPC.stdio(side)`` and
 ``await RPC.spawn(program, *args)`` a :class:`Connection`."""

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 4882e5a7b07c90561c3835afa36fcccb6d6a6ceb80438fa31b94c086aa1b88f4
+# input-hash: ee1eb27c9058d82bb6e371817d4e3945d3b6e2691ea6152bbfdb864bad71eed1
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias, cast
@@ -1356,7 +1356,7 @@ PROTOCOL_METHODS: Final[dict[str, MethodSpec]] = {
     m.method: m for m in METHODS if m.side == "protocol"
 }
 
-RPC: Final = Rpc(METHODS, _CODEC, None)
+RPC: Final = Rpc(METHODS, _CODEC, None, version=PROTOCOL_VERSION)
 """This module's frames: ``RPC.parse(line)`` gives a typed frame, ``RPC.encode(frame)``
 the wire line; ``RPC.connect(side, reader, writer)``, ``await RPC.stdio(side)`` and
 ``await RPC.spawn(program, *args)`` a :class:`Connection`."""

@@ -27,9 +27,15 @@ from ._jsonrpc import (
     RpcError,
 )
 from ._router import RequestContext, Router, current_request
+from ._versions import (
+    UNSUPPORTED_PROTOCOL_VERSION,
+    UnsupportedProtocolVersionError,
+    Versions,
+)
 
 if TYPE_CHECKING:
-    from ._connection import Connection, DEFAULT_MAX_IN_FLIGHT, OpenTelemetry, Traffic
+    from ._connection import Connection, DEFAULT_MAX_IN_FLIGHT
+    from ._telemetry import OpenTelemetry, Traffic
 
 #: the generated modules of this package (import them as ``acp_dataclasses.<name>``)
 MODULES: tuple[str, ...] = ("v1",)
@@ -75,5 +81,8 @@ __all__ = [
     "Router",
     "RpcError",
     "Traffic",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "UnsupportedProtocolVersionError",
+    "Versions",
     "current_request",
 ]
