@@ -196,16 +196,16 @@ class Versions:
             conn.log.warning("initialize: %s", error)
             _answer(conn, rid, error.code, error.message, error.data, line)
             return
-        self._chosen(conn, version)
         assert type(params) is dict
         conn._observe_in(line)
         # the handler of the chosen version sees its own version asked for
         frame = {**data, "params": {**params, "protocolVersion": version}}
         try:
-            parsed = conn.rpc.parse(frame, side=conn.side, method_of=conn._method_of)
+            parsed = self.rpc(version).parse(frame, side=conn.side)
         except (FrameError, InvalidResultError) as exc:
-            conn._rejected(exc)
+            conn._rejected(exc)  # invalid for that version: nothing is chosen yet
             return
+        self._chosen(conn, version)
         conn._route(parsed, None)  # type: ignore[arg-type]
 
     def _client_line(self, conn: Connection, line: bytes) -> None:

@@ -6,6 +6,8 @@ tests run them."""
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,3 +46,26 @@ def test_examples_pass_pyright(checked: Path) -> None:
         pytest.skip("pyright (dev dependency) needs node, which is absent")
     done = subprocess.run([str(pyright), "--pythonpath", sys.executable, *PROGRAMS], cwd=checked, capture_output=True, text=True)
     assert "0 errors" in done.stdout, done.stdout[-3000:]
+
+
+VERSIONS_PAGE = ROOT / "docs" / "reference" / "versions.md"
+
+
+def test_the_versions_page_programs_type_check_and_run(checked: Path, tmp_path: Path) -> None:
+    """The two programs of docs/reference/versions.md (an agent speaking v1 and v2, a
+    client offering v2 and falling back to v1) pass mypy --strict, and the client run on
+    the agent prints what the page says it prints."""
+    text = VERSIONS_PAGE.read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) == 2
+    (tmp_path / "agent.py").write_text(blocks[0])
+    (tmp_path / "client.py").write_text(blocks[1])
+    env = {**os.environ, "MYPYPATH": str(checked), "PYTHONPATH": str(checked)}
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "agent.py", "client.py"],
+        cwd=tmp_path, capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    ran = subprocess.run([sys.executable, "client.py"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=60)
+    printed = text.split("It prints:\n\n```text\n")[1].split("```")[0]
+    assert ran.returncode == 0 and ran.stdout == printed, ran.stdout + ran.stderr

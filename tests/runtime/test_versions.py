@@ -203,6 +203,25 @@ def test_no_common_version_is_answered_32022_and_initialize_may_come_again(tmp_p
         run(scenario())
 
 
+def test_an_initialize_invalid_for_the_chosen_version_leaves_the_version_open(both: dict[int, ModuleType]) -> None:
+    """Asking for 2 without v2's required ``info`` is answered -32602 (as the v2 module
+    reads it), and nothing is chosen: asking for 1 then gets v1."""
+
+    async def scenario() -> None:
+        log: list[Any] = []
+        conn, peer = await _raw_agent(both, log)
+        await peer.send(init(1, 2))
+        answer = await peer.recv()
+        assert answer["id"] == 1 and answer["error"]["code"] == -32602, answer
+        assert conn.version is None and log == [] and "_dispatch" in vars(conn)
+        await peer.send(init(2, 1))
+        assert (await peer.recv())["result"] == {"protocolVersion": 1}
+        assert conn.version == 1 and log == [["initialize", 1, 1]]
+        await conn.close()
+
+    run(scenario())
+
+
 def test_before_initialize_requests_are_refused_and_notifications_ignored(both: dict[int, ModuleType]) -> None:
     async def scenario() -> None:
         log: list[Any] = []
