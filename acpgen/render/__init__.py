@@ -96,7 +96,7 @@ FRAME_NAMES = (
     "RpcError",
 )
 ROUTER_NAMES = ("RequestContext", "Router", "current_request")
-#: what it re-exports of the version negotiation (``_versions``: cheap to import)
+#: what it re-exports of the version negotiation (``_versions``), imported on first use
 VERSION_NAMES = ("UNSUPPORTED_PROTOCOL_VERSION", "UnsupportedProtocolVersionError", "Versions")
 #: what it re-exports of the connection, imported on first use (asyncio with it)
 CONNECTION_NAMES = ("Connection", "DEFAULT_MAX_IN_FLIGHT", "OpenTelemetry", "Traffic")
@@ -119,11 +119,11 @@ def render_package_init(style: str, modules: list[str], vendored: str | None = N
         *(f"    {n}," for n in FRAME_NAMES),
         ")",
         "from ._router import " + ", ".join(ROUTER_NAMES),
-        "from ._versions import " + ", ".join(VERSION_NAMES),
         "",
         "if TYPE_CHECKING:",
         "    from ._connection import " + ", ".join(n for n in CONNECTION_NAMES if n not in TELEMETRY_NAMES),
         "    from ._telemetry import " + ", ".join(TELEMETRY_NAMES),
+        "    from ._versions import " + ", ".join(VERSION_NAMES),
         "",
         f"#: the generated modules of this package (import them as ``{package}.<name>``)",
         f"MODULES: tuple[str, ...] = {names}",
@@ -136,6 +136,12 @@ def render_package_init(style: str, modules: list[str], vendored: str | None = N
         "        from . import _connection",
         "",
         "        return getattr(_connection, name)",
+        "    if name in (",
+        *(f'        "{n}",' for n in VERSION_NAMES),
+        "    ):  # imported on use: a program speaking one version never loads it",
+        "        from . import _versions",
+        "",
+        "        return getattr(_versions, name)",
         '    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")',
         "",
         "",

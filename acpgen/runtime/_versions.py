@@ -144,10 +144,8 @@ class Versions:
         conn.version = version
         _switch_cancel(conn, rpc)
         conn.router = Router(rpc, conn.side, factory(conn), conn.log)
-        if "_dispatch" in vars(conn):
-            delattr(
-                conn, "_dispatch"
-            )  # from now on: the class's reading path, untouched
+        if "_dispatch" in vars(conn):  # from now on: the class's reading path
+            delattr(conn, "_dispatch")
         conn.log.debug("protocol version %d negotiated", version)
 
     def _agent_line(self, conn: Connection, line: bytes) -> None:
@@ -239,11 +237,11 @@ class Versions:
             conn._fail(pending, failure)
             return
         answered = result.get("protocolVersion") if type(result) is dict else None
-        if type(result) is dict and answered not in self._versions:
+        if type(answered) is int and answered not in self._versions:
             conn._observe_in(line)
             failure = UnsupportedProtocolVersionError(
                 None,
-                [answered] if type(answered) is int else [],
+                [answered],
                 f"the agent answered protocol version {answered!r}, which this program"
                 f" does not speak (it speaks {', '.join(map(str, self.supported))})",
             )
@@ -251,7 +249,9 @@ class Versions:
             return
         if type(answered) is int:
             self._chosen(conn, answered)
-        type(conn)._dispatch(conn, line)  # parsed with the chosen version's types
+        # parsed with the chosen version's types (an invalid answer fails initialize with
+        # InvalidResultError, and chooses nothing)
+        type(conn)._dispatch(conn, line)
 
 
 class _NoHandler:

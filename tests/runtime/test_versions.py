@@ -339,6 +339,29 @@ def test_the_client_raises_on_a_version_it_does_not_speak(both: dict[int, Module
     run(scenario())
 
 
+def test_an_invalid_answer_to_initialize_chooses_nothing(both: dict[int, ModuleType]) -> None:
+    """An answer without a usable protocolVersion (a list, none at all) fails initialize
+    with InvalidResultError, as any invalid result does; the version stays open."""
+
+    async def scenario() -> None:
+        pkg = sys.modules[both[1].__package__]  # type: ignore[index]
+        for result in ({"protocolVersion": [2], "info": INFO}, {"info": INFO}, "2"):
+            reader, writer, peer_r, peer_w = await socket_streams()
+            conn = both[2].RPC.connect("client", reader, writer)
+            conn.start(pkg.Versions().add(both[1].RPC, lambda c: object()).add(both[2].RPC, lambda c: object()))
+            peer = Peer(peer_r, peer_w)
+            offer = peers.load(both[2], "initialize", {"protocolVersion": 2, "info": INFO})
+            asking = asyncio.create_task(conn.request("initialize", offer))
+            frame = await peer.recv()
+            await peer.send({"jsonrpc": "2.0", "id": frame["id"], "result": result})
+            with pytest.raises(pkg.InvalidResultError):
+                await asyncio.wait_for(asking, 5)
+            assert conn.version is None
+            await conn.close()
+
+    run(scenario())
+
+
 def test_versions_are_checked_when_added(both: dict[int, ModuleType]) -> None:
     versions = sys.modules[both[1].__package__].Versions()  # type: ignore[index]
     versions.add(both[1].RPC, lambda conn: None).add(both[2].RPC, lambda conn: None)

@@ -27,15 +27,15 @@ from ._jsonrpc import (
     RpcError,
 )
 from ._router import RequestContext, Router, current_request
-from ._versions import (
-    UNSUPPORTED_PROTOCOL_VERSION,
-    UnsupportedProtocolVersionError,
-    Versions,
-)
 
 if TYPE_CHECKING:
     from ._connection import Connection, DEFAULT_MAX_IN_FLIGHT
     from ._telemetry import OpenTelemetry, Traffic
+    from ._versions import (
+        UNSUPPORTED_PROTOCOL_VERSION,
+        UnsupportedProtocolVersionError,
+        Versions,
+    )
 
 #: the generated modules of this package (import them as ``acp_pydantic.<name>``)
 MODULES: tuple[str, ...] = ("v1",)
@@ -51,6 +51,14 @@ def __getattr__(name: str) -> Any:
         from . import _connection
 
         return getattr(_connection, name)
+    if name in (
+        "UNSUPPORTED_PROTOCOL_VERSION",
+        "UnsupportedProtocolVersionError",
+        "Versions",
+    ):  # imported on use: a program speaking one version never loads it
+        from . import _versions
+
+        return getattr(_versions, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
