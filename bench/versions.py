@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import importlib
 import socket
 import statistics
@@ -44,19 +45,22 @@ class Agent:
         return self.m.RPC.codec.load(self.m.RPC.spec("session/new").result, {"sessionId": "s"})
 
 
-async def run(pkg: Any, v1: Any, v2: Any, negotiate: bool) -> float:
+async def run(pkg: Any, v1: Any, v2: Any, negotiate: bool) -> tuple[float, float]:
+    """(seconds for the initialize round trip, seconds for the requests after it)."""
     a_r, a_w, c_r, c_w = await _streams()
     agent_conn = v2.RPC.connect("agent", a_r, a_w)
     client_conn = v2.RPC.connect("client", c_r, c_w)
     if negotiate:
         agent_conn.start(pkg.Versions().add(v1.RPC, lambda c: Agent(v1)).add(v2.RPC, lambda c: Agent(v2)))
         client_conn.start(pkg.Versions().add(v1.RPC, lambda c: object()).add(v2.RPC, lambda c: object()))
-        offer = v2.RPC.codec.load(v2.RPC.spec("initialize").params, {"protocolVersion": 2, "info": {"name": "c", "version": "1"}})
-        await client_conn.request("initialize", offer)
-        assert client_conn.version == 2 and agent_conn.version == 2
     else:
         agent_conn.start(Agent(v2))
         client_conn.start(object())
+    offer = v2.RPC.codec.load(v2.RPC.spec("initialize").params, {"protocolVersion": 2, "info": {"name": "c", "version": "1"}})
+    start = time.perf_counter()
+    await client_conn.request("initialize", offer)
+    initialize = time.perf_counter() - start
+    assert client_conn.version == 2 and agent_conn.version == 2
     params = v2.RPC.codec.load(v2.RPC.spec("session/new").params, {"cwd": "/"})
     remote = v2.RemoteAgent(client_conn)
     start = time.perf_counter()
@@ -65,7 +69,7 @@ async def run(pkg: Any, v1: Any, v2: Any, negotiate: bool) -> float:
     elapsed = time.perf_counter() - start
     await client_conn.close()
     await agent_conn.close()
-    return elapsed
+    return initialize, elapsed
 
 
 def main() -> None:
@@ -83,16 +87,19 @@ def main() -> None:
     sys.path.insert(0, str(out))
     pkg = importlib.import_module(f"acp_{args.style}")
     v1, v2 = (importlib.import_module(f"acp_{args.style}.{name}") for name in ("v1", "v2"))
-    single: list[float] = []
-    negotiated: list[float] = []
-    for _ in range(args.runs):  # interleaved: the machine's drift hits both alike
-        single.append(asyncio.run(run(pkg, v1, v2, False)))
-        negotiated.append(asyncio.run(run(pkg, v1, v2, True)))
-    one, two = statistics.median(single), statistics.median(negotiated)
-    print(f"{REQUESTS:,} small requests, {args.style}, median of {args.runs} runs:")
+    single: list[tuple[float, float]] = []
+    negotiated: list[tuple[float, float]] = []
+    for i in range(args.runs):  # interleaved, in turn first: the machine's drift hits both alike
+        for negotiate in (False, True) if i % 2 else (True, False):
+            gc.collect()
+            (negotiated if negotiate else single).append(asyncio.run(run(pkg, v1, v2, negotiate)))
+    init1, init2 = (statistics.median(r[0] for r in runs) for runs in (single, negotiated))
+    one, two = (statistics.median(r[1] for r in runs) for runs in (single, negotiated))
+    print(f"{REQUESTS:,} small requests after initialize, {args.style}, median of {args.runs} runs:")
     print(f"  one handler:          {one * 1e3:8.1f} ms  ({REQUESTS / one:,.0f} req/s)")
     print(f"  negotiated (v1+v2):   {two * 1e3:8.1f} ms  ({REQUESTS / two:,.0f} req/s)")
     print(f"  negotiated / one:     {two / one:8.3f}x")
+    print(f"initialize round trip: one handler {init1 * 1e6:,.0f} us, negotiated {init2 * 1e6:,.0f} us")
 
 
 if __name__ == "__main__":
