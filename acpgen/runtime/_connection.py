@@ -34,6 +34,9 @@ What it promises (the README's "The JSON-RPC layer" says the same for users):
   the module's schema has that method.
 * **Seeing the traffic.** Observers see every frame read and written, once, in order;
   ``telemetry`` opens a span per request both ways (``_telemetry.py``).
+* **Protocol versions.** Serving a :class:`Versions` instead of one handler negotiates
+  the version on ``initialize`` and goes on with that version's module (``conn.version``;
+  ``_versions.py``); serving one handler negotiates nothing.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 6c68d40e1d572819f5de7c3bf4f89b82e201cda139ac0748a09d821e5ba6ef66
+# input-hash: fdc0ca3ebe682334de3659f42af982cf88f1b9ebd9062c7cd2563c8552017c42
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: ac72526a9df77e3e54a689a65a05763abb15504160fa752f91a8334ef498b30a
+# input-hash: 12bce5b6ad387723bc7bb095752d090cc209ffeb97b64b7f7dd4d39fc888f1ad
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (
