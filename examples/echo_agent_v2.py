@@ -49,7 +49,9 @@ class EchoAgentV2(v2.Agent):
         session.turn = turn
         session.turns.add(turn)
         turn.add_done_callback(session.turns.discard)
-        return v2.PromptResponse(message_id=message_id)  # the prompt is in the conversation
+        # the prompt is in the conversation; read from its wire form, which drafts of v2
+        # before messageId keep as an extra member
+        return v2.PromptResponse.model_validate({"messageId": message_id})
 
     async def stream(self, params: v2.PromptRequest, message_id: str) -> None:
         session_id = params.session_id

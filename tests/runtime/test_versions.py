@@ -20,7 +20,7 @@ import pytest
 
 from ..conftest import SCHEMAS, generate, import_file
 from ..corpus import ACP, needs_corpus
-from .harness import STYLES, Peer, line, run, socket_streams
+from .harness import STYLES, Peer, run, socket_streams
 from .peers import versions as peers
 
 FIXTURE = SCHEMAS / "versions"
@@ -369,4 +369,3 @@ def test_versions_are_checked_when_added(both: dict[int, ModuleType]) -> None:
     assert [versions.choose(n) for n in (0, 1, 2, 3, 65535)] == [None, 1, 2, 2, 2]
     with pytest.raises(ValueError, match="added already"):
         versions.add(both[1].RPC, lambda conn: None)
-    assert line({"a": 1}) == b'{"a": 1}\n'

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from ..conftest import generate, npm_install
+from ..corpus import ACP, needs_corpus
 from .harness import STYLES
 from .peers import EXAMPLES, INTEROP, PEERS_DIR, SDK, env_with
 
@@ -149,6 +150,17 @@ def test_the_echo_agent_on_v1_only_bindings_answers_v1(v1_bindings: Path, bindin
     record = _run(_python(bindings, "client", str(bindings), "pydantic", "1,2", TEXT, *_echo(v1_bindings)), bindings)
     assert record["version"] == 1, record
     _check(record, 1, TEXT.split())
+
+
+@needs_corpus
+def test_the_echo_agent_on_the_corpus_main(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Built from the corpus's ``main`` (v1 and v2 as upstream has them, a draft of v2 older
+    than the SDK's), it answers a client offering 2 with a v2 turn, and one offering 1 with v1."""
+    main = generate(ACP / "main", tmp_path_factory.mktemp("versions-main"), ("pydantic",), formatted=False)
+    for speaks, version in (("1,2", 2), ("1", 1)):
+        record = _run(_python(main, "client", str(main), "pydantic", speaks, TEXT, *_echo(main)), main)
+        assert record["version"] == version, record
+        _check(record, version, TEXT.split())
 
 
 def test_acpx_drives_the_echo_agent_on_both_trees(bindings: Path, tmp_path: Path) -> None:
