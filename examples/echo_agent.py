@@ -1,9 +1,12 @@
 """An ACP agent written only on acpgen's output: it echoes every prompt back as agent
 message chunks, one word at a time, and can be cancelled mid-turn.
 
-Build the bindings of the schema your editor speaks, then run it over stdio::
+It speaks v1 and, where the bindings have the v2 tree, v2 (``echo_agent_v2.py``): each
+client gets the version it asks for (the highest both speak), negotiated on ``initialize``.
+Build the bindings of the schema directory (both trees, or only ``v1``), then run it over
+stdio::
 
-    acpgen build --schema <schema/v1/schema.json> --out vendor --style pydantic
+    acpgen build --schema <schema directory> --out vendor --style pydantic
     PYTHONPATH=vendor python examples/echo_agent.py
 
 A prompt whose text starts with ``slow`` streams one word every 0.1 s (time to cancel it).
@@ -21,7 +24,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from acp_pydantic import INVALID_PARAMS, v1
+from acp_pydantic import INVALID_PARAMS, MODULES, Versions, v1
 
 MODES = ("ask", "code")
 VOICES = ("plain", "loud")
@@ -55,6 +58,7 @@ class EchoAgent(v1.Agent):
         self.sessions: dict[str, Session] = {}
 
     async def initialize(self, params: v1.InitializeRequest) -> v1.InitializeResponse:
+        # params.protocol_version is the version negotiated (1), whatever the client offered
         caps = v1.AgentCapabilities(load_session=True)
         return v1.InitializeResponse(protocol_version=params.protocol_version, agent_capabilities=caps)
 
@@ -109,10 +113,21 @@ class EchoAgent(v1.Agent):
             session.turn.cancel()
 
 
+def versions() -> Versions:
+    """The versions this agent speaks: v1, and v2 where the bindings have it."""
+    speaks = Versions().add(v1.RPC, lambda conn: EchoAgent(v1.RemoteClient(conn)))
+    if "v2" not in MODULES:  # bindings of a schema with only the v1 tree
+        return speaks
+    from acp_pydantic import v2
+    from echo_agent_v2 import EchoAgentV2
+
+    return speaks.add(v2.RPC, lambda conn: EchoAgentV2(v2.RemoteClient(conn)))
+
+
 async def main() -> None:
     logging.basicConfig(level=logging.WARNING)  # to stderr: stdout carries only the protocol
     conn = await v1.RPC.stdio("agent")
-    await conn.serve(EchoAgent(v1.RemoteClient(conn)))  # returns when the client closes stdin
+    await conn.serve(versions())  # returns when the client closes stdin
 
 
 if __name__ == "__main__":

@@ -104,6 +104,7 @@ LAZY = (
     ("_telemetry", ("OpenTelemetry", "Traffic")),
     ("_sessions", ("ClientSessions", "Session", "SessionSnapshot", "TurnEnd", "Update")),
     ("_tool_calls", ("PermissionOutcome", "ToolCalls", "permission_options")),
+    ("_versions", ("UNSUPPORTED_PROTOCOL_VERSION", "UnsupportedProtocolVersionError", "Versions")),
 )
 LAZY_NAMES = tuple(n for _, names in LAZY for n in names)
 

@@ -13,6 +13,7 @@ generated header, into every package acpgen writes (``acpgen.render.render_packa
   a session's state merged from its updates and sessions as objects for clients, tool
   calls and permission for agents (the only files here that name ACP's methods and
   variants, all in ``_session_state.Acp``);
+* ``_versions.py``: several protocol versions from one program, negotiated on ``initialize``;
 * ``_alternatives.py``: sibling unions, checked on an object's wire form;
 * ``_runtime_<style>.py``: the style's base classes, leniency markers and codec, written as
   ``_runtime.py`` in the package; a style's other modules ``_<name>_<style>.py`` are written
@@ -47,6 +48,7 @@ SHARED = (
     "_session_state.py",
     "_sessions.py",
     "_tool_calls.py",
+    "_versions.py",
     "_alternatives.py",
 )
 

@@ -34,6 +34,9 @@ What it promises (the README's "The JSON-RPC layer" says the same for users):
   the module's schema has that method.
 * **Seeing the traffic.** Observers see every frame read and written, once, in order;
   ``telemetry`` opens a span per request both ways (``_telemetry.py``).
+* **Protocol versions.** Serving a :class:`Versions` instead of one handler negotiates
+  the version on ``initialize`` and goes on with that version's module (``conn.version``;
+  ``_versions.py``); serving one handler negotiates nothing.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ from ._jsonrpc import (
     Rpc,
 )
 from ._router import RequestContext, Router
-from ._telemetry import OUT, Observer, OpenTelemetry, Traffic
+from ._telemetry import IN, OUT, Observer, OpenTelemetry, Traffic
 from ._incoming import (
     CANCEL_METHOD,
     _HANDLER,
@@ -65,6 +68,7 @@ from ._incoming import (
     _urgent,
 )
 from ._lines import LineReader
+from ._versions import Versions
 
 #: incoming requests running plus notifications queued, past which reading pauses
 DEFAULT_MAX_IN_FLIGHT: Final = 64
@@ -115,6 +119,8 @@ class Connection(LineReader, Incoming):
         _check_values(max_line, max_in_flight, drain_timeout, close_grace)
         self.rpc = rpc
         self.side = side
+        #: the protocol version spoken (None until negotiated, see ``_versions.py``)
+        self.version: int | None = rpc.version
         self.reader = reader
         self.writer = writer
         self.log = logger or logging.getLogger(__name__)
@@ -160,12 +166,16 @@ class Connection(LineReader, Incoming):
     # -- lifecycle -------------------------------------------------------------------
     def start(self, handler: Any) -> None:
         """Serve ``handler`` (an ``Agent`` or ``Client`` of the module, or any object
-        with its methods) from now on: reading starts before this returns."""
+        with its methods) from now on: reading starts before this returns. A
+        :class:`Versions` serves the version negotiated on ``initialize`` instead."""
         if self._closing:
             raise self._closed_error()
         if self._reader_task is not None:
             raise RuntimeError("this connection is serving already")
-        self.router = Router(self.rpc, self.side, handler, self.log)
+        if isinstance(handler, Versions):
+            self.router = handler.begin(self)
+        else:
+            self.router = Router(self.rpc, self.side, handler, self.log)
         self._reader_task = self._loop.create_task(self._read_loop())
 
     async def serve(self, handler: Any) -> None:
@@ -218,6 +228,10 @@ class Connection(LineReader, Incoming):
     def remove_observer(self, observer: Observer) -> None:
         if observer in self._observers:
             self._observers.remove(observer)
+
+    def _observe_in(self, line: bytes) -> None:
+        if self._observers:
+            self._observe(Traffic(IN, line, len(line)))
 
     def _observe(self, traffic: Traffic) -> None:
         for observer in tuple(self._observers):

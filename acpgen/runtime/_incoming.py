@@ -263,6 +263,9 @@ class Incoming:
             )
         )
 
+    def _fail(self, pending: _Pending, error: BaseException) -> None:
+        self._settle(_Reply(pending, error=error))
+
     def _settle(self, reply: _Reply) -> None:
         """Deliver an answer after the notifications of its session that arrived before
         it (a lane exists while it has work: then the answer waits behind it)."""

@@ -79,8 +79,11 @@ class Rpc:
         error_type: Any,
         *,
         batches: bool = False,
+        version: int | None = None,
     ) -> None:
         self.methods = methods
+        #: the protocol version of the module (its ``PROTOCOL_VERSION``), None if unknown
+        self.version = version
         #: whether the schema declares JSON-RPC batches (a root member that is an array)
         self.batches = batches
         self.codec = codec

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: dd40731f76e40b625e9cc2e841532708f2f678ee38fc183cba7314da6476bb5e
+# input-hash: b1a04abb4bbc5dcc8e402f2d4bce62cd9bb3b0a00cd95f4d3b0f4d75163d0229
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (
@@ -1628,7 +1628,7 @@ PROTOCOL_METHODS: Final[dict[str, MethodSpec]] = {
     m.method: m for m in METHODS if m.side == "protocol"
 }
 
-RPC: Final = Rpc(METHODS, _CODEC, None)
+RPC: Final = Rpc(METHODS, _CODEC, None, version=PROTOCOL_VERSION)
 """This module's frames: ``RPC.parse(line)`` gives a typed frame, ``RPC.encode(frame)``
 the wire line; ``RPC.connect(side, reader, writer)``, ``await RPC.stdio(side)`` and
 ``await RPC.spawn(program, *args)`` a :class:`Connection`."""

@@ -33,6 +33,11 @@ if TYPE_CHECKING:
     from ._telemetry import OpenTelemetry, Traffic
     from ._sessions import ClientSessions, Session, SessionSnapshot, TurnEnd, Update
     from ._tool_calls import PermissionOutcome, ToolCalls, permission_options
+    from ._versions import (
+        UNSUPPORTED_PROTOCOL_VERSION,
+        UnsupportedProtocolVersionError,
+        Versions,
+    )
 
 #: the generated modules of this package (import them as ``acp_typeddict.<name>``)
 MODULES: tuple[str, ...] = ("v1",)
@@ -71,6 +76,14 @@ def __getattr__(name: str) -> Any:
         from . import _tool_calls
 
         return getattr(_tool_calls, name)
+    if name in (
+        "UNSUPPORTED_PROTOCOL_VERSION",
+        "UnsupportedProtocolVersionError",
+        "Versions",
+    ):
+        from . import _versions
+
+        return getattr(_versions, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -107,7 +120,10 @@ __all__ = [
     "ToolCalls",
     "Traffic",
     "TurnEnd",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "UnsupportedProtocolVersionError",
     "Update",
+    "Versions",
     "current_request",
     "permission_options",
 ]

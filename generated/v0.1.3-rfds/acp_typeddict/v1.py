@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 231f397d3ae7e0135f5c0997e648e2f076b6e813d36a9875607abc99be99efe6
+# input-hash: 777931a1a68eebb91262be59179185d0bd4c6dee2367cef1c9b9c3a7795d4db2
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias, cast
@@ -1356,7 +1356,7 @@ PROTOCOL_METHODS: Final[dict[str, MethodSpec]] = {
     m.method: m for m in METHODS if m.side == "protocol"
 }
 
-RPC: Final = Rpc(METHODS, _CODEC, None)
+RPC: Final = Rpc(METHODS, _CODEC, None, version=PROTOCOL_VERSION)
 """This module's frames: ``RPC.parse(line)`` gives a typed frame, ``RPC.encode(frame)``
 the wire line; ``RPC.connect(side, reader, writer)``, ``await RPC.stdio(side)`` and
 ``await RPC.spawn(program, *args)`` a :class:`Connection`."""

@@ -175,3 +175,5 @@ class StdioPeer:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(5)
+#: the npm peers of tests/peers (acpx), pinned with their lock file
+PEERS_DIR = ROOT / "tests" / "peers"

@@ -1,0 +1,371 @@
+"""Both protocol versions from one program (acpgen/runtime/_versions.py), in the three
+styles: an agent and a client, each speaking v1 only, v2 only or both (packages built from
+one tree or from a schema directory with both), negotiate on ``initialize`` and play a whole
+turn in the version chosen, or fail with the protocol's error when they share none.
+
+The schemas: the small fixture directory ``tests/fixtures/schemas/versions`` (trees v1 and
+v2), and the corpus's ``main`` (v1 and v2 as upstream has them, skipped without it)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from ..conftest import SCHEMAS, generate, import_file
+from ..corpus import ACP, needs_corpus
+from .harness import STYLES, Peer, run, socket_streams
+from .peers import versions as peers
+
+FIXTURE = SCHEMAS / "versions"
+SPEAKS = {"v1": (1,), "v2": (2,), "both": (1, 2)}
+_BUILT: dict[tuple[str, str, str], dict[int, ModuleType]] = {}
+
+
+def bindings(schema: Path, style: str, speaks: str, tmp: pytest.TempPathFactory) -> dict[int, ModuleType]:
+    """The modules of a package built from the tree(s) ``speaks`` names: one tree alone
+    (v1-only, v2-only) or the whole directory (both)."""
+    key = (str(schema), style, speaks)
+    if key not in _BUILT:
+        trees = SPEAKS[speaks]
+        source = schema if len(trees) > 1 else schema / f"v{trees[0]}"
+        out = generate(source, tmp.mktemp(f"versions-{speaks}-{style}"), (style,), formatted=False)
+        first = import_file(out / f"acp_{style}" / f"v{trees[0]}.py")
+        pkg = first.__package__
+        _BUILT[key] = {v: importlib.import_module(f"{pkg}.v{v}") for v in trees}
+    return _BUILT[key]
+
+
+async def _turn(agent_modules: dict[int, ModuleType], client_modules: dict[int, ModuleType], text: str) -> tuple[dict[str, Any], list[Any], Any]:
+    a_r, a_w, c_r, c_w = await socket_streams()
+    log: list[Any] = []
+    agent_any = agent_modules[max(agent_modules)]
+    client_any = client_modules[max(client_modules)]
+    agent_conn = agent_any.RPC.connect("agent", a_r, a_w)
+    client_conn = client_any.RPC.connect("client", c_r, c_w)
+    agent_conn.start(peers.agent_versions(agent_modules, log))
+    try:
+        record = await peers.client_turn(client_conn, client_modules, text)
+    finally:
+        await asyncio.wait_for(client_conn.close(), 10)
+        await asyncio.wait_for(agent_conn.close(), 10)
+    return record, log, agent_conn.version
+
+
+def expected(agent: str, client: str) -> int | None:
+    """What the protocol gives: the agent's highest version at or below the client's newest,
+    which the client must speak."""
+    offered = max(SPEAKS[client])
+    below = [v for v in SPEAKS[agent] if v <= offered]
+    chosen = max(below) if below else None
+    return chosen if chosen in SPEAKS[client] else None
+
+
+def check_turn(record: dict[str, Any], log: list[Any], version: int, text: str) -> None:
+    assert record["version"] == version, record
+    assert record["typed"]  # the answer was parsed with the chosen version's types
+    assert record["initialize"]["protocolVersion"] == version
+    assert ("info" in record["initialize"]) == (version >= 2)
+    assert log[0] == ["initialize", version, version]  # the handler sees its own version
+    assert [entry[:2] for entry in log] == [["initialize", version], ["session/new", version], ["session/prompt", version]]
+    assert record["session"] == {"sessionId": f"s-v{version}"}
+    words = text.split()
+    if version == 1:
+        assert record["prompt"] == {"stopReason": "end_turn"}
+        assert [u["content"]["text"] for u in record["updates"]] == words
+    else:
+        assert record["prompt"]["messageId"] == "u-1"
+        *chunks, last = record["updates"]
+        assert [u["content"]["text"] for u in chunks] == words
+        assert {u["messageId"] for u in chunks} == {"a-1"}
+        assert last == {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
+
+
+@pytest.mark.parametrize("client", SPEAKS)
+@pytest.mark.parametrize("agent", SPEAKS)
+@pytest.mark.parametrize("style", STYLES)
+def test_every_pair_negotiates(style: str, agent: str, client: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """v1-only, v2-only and both, as agent and as client: the turn runs in the version
+    chosen, or the client's initialize raises UnsupportedProtocolVersionError."""
+    text = "hello from both sides"
+    record, log, agent_version = run(_turn(
+        bindings(FIXTURE, style, agent, tmp_path_factory), bindings(FIXTURE, style, client, tmp_path_factory), text
+    ))  # fmt: skip
+    version = expected(agent, client)
+    if version is not None:
+        check_turn(record, log, version, text)
+        assert agent_version == version
+        return
+    error = record["error"]
+    assert error["code"] == -32022 and record["version"] is None, record
+    if agent == "v2":  # the client offered 1: the agent has nothing at or below it
+        assert error["data"] == {"requested": 1, "supported": [2]}
+        assert "speaks no protocol version at or below 1" in error["str"]
+        assert log == [] and agent_version is None
+    else:  # the agent answered 1 to the offer of 2: the client does not speak 1
+        assert "answered protocol version 1, which this program does not speak" in error["str"]
+
+
+@needs_corpus
+@pytest.mark.parametrize("client", SPEAKS)
+@pytest.mark.parametrize("agent", SPEAKS)
+@pytest.mark.parametrize("style", STYLES)
+def test_every_pair_negotiates_on_the_corpus_main(style: str, agent: str, client: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The same with ACP's own schemas as the corpus's ``main`` has them (v1 and v2)."""
+    text = "upstream schemas"
+    record, log, _ = run(_turn(
+        bindings(ACP / "main", style, agent, tmp_path_factory), bindings(ACP / "main", style, client, tmp_path_factory), text
+    ))  # fmt: skip
+    version = expected(agent, client)
+    if version is None:
+        assert record["error"]["code"] == -32022, record
+    else:
+        check_turn(record, log, version, text)
+
+
+# -- the agent side, frame by frame ------------------------------------------------------
+
+
+@pytest.fixture(params=STYLES)
+def both(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[int, ModuleType]:
+    return bindings(FIXTURE, request.param, "both", tmp_path_factory)
+
+
+async def _raw_agent(modules: dict[int, ModuleType], log: list[Any], **options: Any) -> tuple[Any, Peer]:
+    reader, writer, peer_r, peer_w = await socket_streams()
+    conn = modules[2].RPC.connect("agent", reader, writer, **options)
+    conn.start(peers.agent_versions(modules, log))
+    return conn, Peer(peer_r, peer_w)
+
+
+def init(rid: Any, version: Any, **params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": {"protocolVersion": version, **params}}
+
+
+INFO = {"name": "raw", "version": "0"}
+
+
+def test_the_agent_answers_the_highest_version_at_or_below_the_request(both: dict[int, ModuleType]) -> None:
+    """Asked for 7 (newer than any it speaks), the agent answers 2, and its v2 handler is
+    asked for 2; asked for 1 on another connection, it answers 1 with its v1 handler."""
+
+    async def scenario() -> None:
+        for asked, chosen in ((7, 2), (2, 2), (1, 1)):
+            log: list[Any] = []
+            conn, peer = await _raw_agent(both, log)
+            await peer.send(init(1, asked, info=INFO))
+            answer = await peer.recv()
+            assert answer["result"]["protocolVersion"] == chosen, answer
+            assert log == [["initialize", chosen, chosen]] and conn.version == chosen
+            assert conn.rpc is both[chosen].RPC
+            # the rest of the connection is the chosen version's: v1 answers a prompt with a
+            # stop reason, v2 with a message id
+            prompt = {"sessionId": "s", "prompt": [{"type": "text", "text": "x"}]}
+            await peer.send({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": prompt})
+            answer = await peer.recv()
+            while answer.get("id") != 2:  # v2: the turn's updates may come first
+                answer = await peer.recv()
+            assert list(answer["result"]) == (["stopReason"] if chosen == 1 else ["messageId"]), answer
+            await conn.close()
+
+    run(scenario())
+
+
+def test_no_common_version_is_answered_32022_and_initialize_may_come_again(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A v2-only agent asked for 1 (or 0) answers -32022 with what it supports; the
+    connection stays open and undecided: a second initialize asking for 2 succeeds."""
+    for style in STYLES:
+        modules = bindings(FIXTURE, style, "v2", tmp_path_factory)
+
+        async def scenario() -> None:
+            log: list[Any] = []
+            reader, writer, peer_r, peer_w = await socket_streams()
+            conn = modules[2].RPC.connect("agent", reader, writer)
+            conn.start(peers.agent_versions(modules, log))
+            peer = Peer(peer_r, peer_w)
+            for asked in (1, 0):
+                await peer.send(init(asked, asked))
+                answer = await peer.recv()
+                assert answer["id"] == asked and answer["error"]["code"] == -32022, answer
+                assert answer["error"]["data"] == {"requested": asked, "supported": [2]}
+                assert conn.version is None and log == []
+            await peer.send(init("again", 2, info=INFO))
+            answer = await peer.recv()
+            assert answer == {"jsonrpc": "2.0", "id": "again", "result": {"protocolVersion": 2, "info": peers.AGENT_INFO}}
+            await conn.close()
+
+        run(scenario())
+
+
+def test_an_initialize_invalid_for_the_chosen_version_leaves_the_version_open(both: dict[int, ModuleType]) -> None:
+    """Asking for 2 without v2's required ``info`` is answered -32602 (as the v2 module
+    reads it), and nothing is chosen: asking for 1 then gets v1."""
+
+    async def scenario() -> None:
+        log: list[Any] = []
+        conn, peer = await _raw_agent(both, log)
+        await peer.send(init(1, 2))
+        answer = await peer.recv()
+        assert answer["id"] == 1 and answer["error"]["code"] == -32602, answer
+        assert conn.version is None and log == [] and "_dispatch" in vars(conn)
+        await peer.send(init(2, 1))
+        assert (await peer.recv())["result"] == {"protocolVersion": 1}
+        assert conn.version == 1 and log == [["initialize", 1, 1]]
+        await conn.close()
+
+    run(scenario())
+
+
+def test_before_initialize_requests_are_refused_and_notifications_ignored(both: dict[int, ModuleType]) -> None:
+    async def scenario() -> None:
+        log: list[Any] = []
+        seen: list[Any] = []
+        conn, peer = await _raw_agent(both, log, observers=[seen.append])
+        await peer.send({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}})
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/"}})
+        assert (await peer.recv())["error"]["code"] == -32600
+        await peer.send({"jsonrpc": "2.0", "id": "x", "method": "_vendor/probe", "params": {}})
+        assert (await peer.recv())["error"] == {"code": -32601, "message": "Method not found", "data": {"method": "_vendor/probe"}}
+        await peer.send(init(2, "two"), init(3, -1), {"jsonrpc": "2.0", "id": 4, "method": "initialize"})
+        for rid in (2, 3, 4):
+            answer = await peer.recv()
+            assert answer["id"] == rid and answer["error"]["code"] == -32602, answer
+        await peer.send([init(5, 2, info=INFO)])  # a batch
+        answer = await peer.recv()
+        assert answer["id"] is None and answer["error"]["code"] == -32600
+        await peer.send(b"{not json\n")
+        assert (await peer.recv())["error"]["code"] == -32700
+        assert conn.version is None and log == []
+        await peer.send(init(6, 2, info=INFO))
+        assert (await peer.recv())["result"]["protocolVersion"] == 2
+        # every frame read was seen once, as it came (the initialize too, unchanged)
+        ins = [t.line for t in seen if t.direction == "in"]
+        assert len(ins) == 9 and json.loads(ins[-1]) == init(6, 2, info=INFO)
+        await conn.close()
+
+    run(scenario())
+
+
+def test_a_single_handler_connection_negotiates_nothing(both: dict[int, ModuleType]) -> None:
+    """Without Versions, the connection reads through the class's own path (nothing is put
+    in front of it) and its version is its module's."""
+
+    async def scenario() -> None:
+        reader, writer, peer_r, peer_w = await socket_streams()
+        conn = both[1].RPC.connect("agent", reader, writer)
+        conn.start(peers.Agent(both[1], conn, []))
+        assert "_dispatch" not in vars(conn) and conn.version == 1
+        peer = Peer(peer_r, peer_w)
+        await peer.send(init(1, 5))
+        assert (await peer.recv())["result"] == {"protocolVersion": 5}  # its handler decides
+        await conn.close()
+        # a negotiating connection stops negotiating once the version is chosen
+        log: list[Any] = []
+        conn, peer = await _raw_agent(both, log)
+        assert "_dispatch" in vars(conn)
+        await peer.send(init(1, 2, info=INFO))
+        await peer.recv()
+        assert "_dispatch" not in vars(conn)
+        await conn.close()
+
+    run(scenario())
+
+
+# -- the client side ---------------------------------------------------------------------
+
+
+async def _raw_client(modules: dict[int, ModuleType]) -> tuple[Any, Peer, asyncio.Task[Any]]:
+    reader, writer, peer_r, peer_w = await socket_streams()
+    conn = modules[max(modules)].RPC.connect("client", reader, writer)
+    peer = Peer(peer_r, peer_w)
+    turn = asyncio.create_task(peers.client_turn(conn, modules, "a b"))
+    return conn, peer, turn
+
+
+def test_the_client_offers_its_newest_and_follows_the_answer(both: dict[int, ModuleType]) -> None:
+    """The client offers 2; the agent answers 1: the answer is parsed with v1's types, and
+    the turn goes on in v1 (v1 params, v1 answers, the v1 client handler)."""
+
+    async def scenario() -> None:
+        conn, peer, turn = await _raw_client(both)
+        offer = await peer.recv()
+        assert offer["method"] == "initialize" and offer["params"]["protocolVersion"] == 2
+        assert offer["params"]["info"] == peers.CLIENT_INFO
+        await peer.send({"jsonrpc": "2.0", "id": offer["id"], "result": {"protocolVersion": 1}})
+        new = await peer.recv()
+        assert new["method"] == "session/new" and conn.version == 1 and conn.rpc is both[1].RPC
+        await peer.send({"jsonrpc": "2.0", "id": new["id"], "result": {"sessionId": "s"}})
+        prompt = await peer.recv()
+        chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "a"}}
+        await peer.send(
+            {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": chunk}},
+            {"jsonrpc": "2.0", "id": prompt["id"], "result": {"stopReason": "end_turn"}},
+        )
+        record = await asyncio.wait_for(turn, 5)
+        assert record["version"] == 1 and record["typed"] and record["updates"] == [chunk]
+        await conn.close()
+
+    run(scenario())
+
+
+def test_the_client_raises_on_a_version_it_does_not_speak(both: dict[int, ModuleType]) -> None:
+    """An answer naming version 3, or the agent's -32022, raises
+    UnsupportedProtocolVersionError from initialize; nothing is negotiated."""
+
+    async def scenario() -> None:
+        for answer in (
+            {"result": {"protocolVersion": 3, "info": INFO}},
+            {"error": {"code": -32022, "message": "Unsupported protocol version", "data": {"requested": 2, "supported": [7]}}},
+        ):
+            conn, peer, turn = await _raw_client(both)
+            offer = await peer.recv()
+            await peer.send({"jsonrpc": "2.0", "id": offer["id"], **answer})
+            record = await asyncio.wait_for(turn, 5)
+            assert record["error"]["code"] == -32022 and record["version"] is None, record
+            assert conn.version is None
+            if "result" in answer:
+                assert record["error"]["data"] == {"requested": None, "supported": [3]}
+                assert "answered protocol version 3" in record["error"]["str"]
+            else:
+                assert record["error"]["data"] == {"requested": 2, "supported": [7]}
+            await conn.close()
+
+    run(scenario())
+
+
+def test_an_invalid_answer_to_initialize_chooses_nothing(both: dict[int, ModuleType]) -> None:
+    """An answer without a usable protocolVersion (a list, none at all) fails initialize
+    with InvalidResultError, as any invalid result does; the version stays open."""
+
+    async def scenario() -> None:
+        pkg = sys.modules[both[1].__package__]  # type: ignore[index]
+        for result in ({"protocolVersion": [2], "info": INFO}, {"info": INFO}, "2"):
+            reader, writer, peer_r, peer_w = await socket_streams()
+            conn = both[2].RPC.connect("client", reader, writer)
+            conn.start(pkg.Versions().add(both[1].RPC, lambda c: object()).add(both[2].RPC, lambda c: object()))
+            peer = Peer(peer_r, peer_w)
+            offer = peers.load(both[2], "initialize", {"protocolVersion": 2, "info": INFO})
+            asking = asyncio.create_task(conn.request("initialize", offer))
+            frame = await peer.recv()
+            await peer.send({"jsonrpc": "2.0", "id": frame["id"], "result": result})
+            with pytest.raises(pkg.InvalidResultError):
+                await asyncio.wait_for(asking, 5)
+            assert conn.version is None
+            await conn.close()
+
+    run(scenario())
+
+
+def test_versions_are_checked_when_added(both: dict[int, ModuleType]) -> None:
+    versions = sys.modules[both[1].__package__].Versions()  # type: ignore[index]
+    versions.add(both[1].RPC, lambda conn: None).add(both[2].RPC, lambda conn: None)
+    assert versions.supported == [1, 2] and versions.newest == 2
+    assert [versions.choose(n) for n in (0, 1, 2, 3, 65535)] == [None, 1, 2, 2, 2]
+    with pytest.raises(ValueError, match="added already"):
+        versions.add(both[1].RPC, lambda conn: None)
