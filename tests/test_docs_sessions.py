@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = ROOT / "docs" / "reference" / "sessions-and-helpers.md"
+PAGE = ROOT / "docs/reference/sessions-and-helpers.md"
 GENERATED = ROOT / "generated" / "v0.1.3"
 
 

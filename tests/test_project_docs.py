@@ -119,6 +119,14 @@ def test_hooks_write_from_the_code() -> None:
     assert "### `acpgen overlay apply`" in reference and "`--fail-on`" in reference
 
 
+def test_pages_left_to_their_own_tests_are_checked_there() -> None:
+    from .doc_programs import OWN_TESTS
+
+    for page, test in OWN_TESTS.items():
+        assert (ROOT / page).is_file() and python_blocks(ROOT / page), page
+        assert page in (ROOT / test).read_text(), (page, test)
+
+
 def test_site_programs_type_check_and_run(tmp_path: Path) -> None:
     blocks = [block for page in doc_pages() for block in python_blocks(page)]
     assert sum(b.include is None for b in blocks) >= 4 and sum(b.include is not None for b in blocks) == 2

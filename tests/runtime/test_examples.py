@@ -48,7 +48,7 @@ def test_examples_pass_pyright(checked: Path) -> None:
     assert "0 errors" in done.stdout, done.stdout[-3000:]
 
 
-VERSIONS_PAGE = ROOT / "docs" / "reference" / "versions.md"
+VERSIONS_PAGE = ROOT / "docs/reference/versions.md"
 
 
 def test_the_versions_page_programs_type_check_and_run(checked: Path, tmp_path: Path) -> None:
