@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: help install build check test fuzz bench snapshots typecheck clean
+.PHONY: help install build check test fuzz bench snapshots typecheck mutate clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -35,6 +35,11 @@ bench: install ## benchmark against datamodel-code-generator and acp.schema -> b
 
 snapshots: install ## accept changed golden snapshots (review the diff first)
 	$(BIN)/python -m pytest -q tests/test_snapshots.py --snapshot-update
+
+PKG ?= normalise
+MINUTES ?= 30
+mutate: install ## mutation testing of one package: make mutate PKG=normalise|diff|runtime [MINUTES=30]
+	MINUTES=$(MINUTES) $(BIN)/python tools/mutate.py $(PKG)
 
 typecheck: install ## mypy --strict on acpgen itself
 	$(BIN)/mypy

@@ -1,0 +1,119 @@
+"""Mutation testing of one package with mutmut: ``make mutate PKG=normalise``.
+
+mutmut reads one ``[tool.mutmut]`` table from the ``pyproject.toml`` of the directory it
+runs in, so each package gets its own scratch directory, ``.mutate/<package>/``: a copy of
+the sources, templates, schemas and tests, and a ``pyproject.toml`` whose table is the
+project's ``[tool.mutmut]`` with ``only_mutate`` and the tests of that package (the tests
+that mirror it, listed below). Results stay there between runs, so a run cut short by
+``MINUTES`` goes on where it stopped when started again (mutmut skips mutants it has
+already tested whose source is unchanged). Developer tool only: ``make test`` never runs it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# package -> the test files that mirror it (fast, no network, no peers, no corpus sweep)
+PACKAGES: dict[str, list[str]] = {
+    "normalise": ["tests/normalise"],
+    "diff": [
+        "tests/diff/test_diff_rules.py",
+        "tests/diff/test_diff_payloads.py",
+        "tests/diff/test_diff_cli.py",
+    ],
+    "runtime": [
+        "tests/runtime/test_connection.py",
+        "tests/runtime/test_jsonrpc.py",
+        "tests/runtime/test_skim.py",
+        "tests/runtime/test_batches.py",
+        "tests/runtime/test_transports.py",
+    ],
+}
+COPIED = ("acpgen", "templates", "schemas", "tests")
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    raise TypeError(f"no TOML for {value!r}")
+
+
+def prepare(package: str) -> Path:
+    """Refresh ``.mutate/<package>/`` from the work tree; keep mutmut's results there."""
+    work = ROOT / ".mutate" / package
+    work.mkdir(parents=True, exist_ok=True)
+    for name in COPIED:
+        target = work / name
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(
+            ROOT / name, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        )
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]
+    table = dict(tool["mutmut"])
+    table["only_mutate"] = [f"acpgen/{package}/*"]
+    table["pytest_add_cli_args_test_selection"] = PACKAGES[package]
+    text = ""
+    for name, values in (
+        ("mutmut", table),
+        ("pytest.ini_options", tool["pytest"]["ini_options"]),
+    ):
+        text += f"[tool.{name}]\n"
+        text += "".join(f"{key} = {_toml_value(v)}\n" for key, v in values.items())
+    (work / "pyproject.toml").write_text(text)
+    return work
+
+
+def main(argv: list[str]) -> int:
+    package = argv[0] if argv else "normalise"
+    if package not in PACKAGES:
+        print(
+            f"PKG must be one of {', '.join(PACKAGES)}, not {package!r}",
+            file=sys.stderr,
+        )
+        return 2
+    minutes = float(os.environ.get("MINUTES", "30"))
+    children = os.environ.get("CHILDREN", "1")
+    work = prepare(package)
+    mutmut = str(Path(sys.executable).parent / "mutmut")
+    env = dict(
+        os.environ,
+        ACPGEN_SHARED=os.environ.get("ACPGEN_SHARED", str(ROOT.parent / "shared")),
+    )
+    # its own process group, so that the time limit stops mutmut and every child it forked
+    run = subprocess.Popen(
+        [mutmut, "run", "--max-children", children],
+        cwd=work,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        run.wait(timeout=minutes * 60)
+    except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGTERM)
+        run.wait()
+        print(f"stopped after {minutes:g} minutes; run again to go on where it stopped")
+    except KeyboardInterrupt:
+        os.killpg(run.pid, signal.SIGTERM)
+        run.wait()
+        raise
+    subprocess.run([mutmut, "results"], cwd=work, env=env, check=False)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
