@@ -38,8 +38,9 @@ snapshots: install ## accept changed golden snapshots (review the diff first)
 
 PKG ?= normalise
 MINUTES ?= 30
-mutate: install ## mutation testing of one package: make mutate PKG=normalise|diff|runtime [MINUTES=30]
-	MINUTES=$(MINUTES) $(BIN)/python tools/mutate.py $(PKG)
+ONLY ?=
+mutate: install ## mutation testing of one package: make mutate PKG=normalise|diff|runtime [ONLY=module] [MINUTES=30]
+	MINUTES=$(MINUTES) ONLY=$(ONLY) $(BIN)/python tools/mutate.py $(PKG)
 
 typecheck: install ## mypy --strict on acpgen itself
 	$(BIN)/mypy

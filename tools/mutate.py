@@ -5,8 +5,9 @@ runs in, so each package gets its own scratch directory, ``.mutate/<package>/``:
 the sources, templates, schemas and tests, and a ``pyproject.toml`` whose table is the
 project's ``[tool.mutmut]`` with ``only_mutate`` and the tests of that package (the tests
 that mirror it, listed below). Results stay there between runs, so a run cut short by
-``MINUTES`` goes on where it stopped when started again (mutmut skips mutants it has
-already tested whose source is unchanged). Developer tool only: ``make test`` never runs it.
+``MINUTES`` (30 by default) goes on where it stopped when started again (mutmut skips mutants it has
+already tested whose source is unchanged); ``ONLY=<module>`` narrows a run to one module
+of the package. ``CHILDREN`` (1 by default) is the number of mutants tested at once. Developer tool only: ``make test`` never runs it.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ def main(argv: list[str]) -> int:
         return 2
     minutes = float(os.environ.get("MINUTES", "30"))
     children = os.environ.get("CHILDREN", "1")
+    only = os.environ.get("ONLY", "")  # one module of the package: ONLY=exclusive
+    names = [f"acpgen.{package}.{only}.*"] if only else []
     work = prepare(package)
     mutmut = str(Path(sys.executable).parent / "mutmut")
     env = dict(
@@ -96,7 +99,7 @@ def main(argv: list[str]) -> int:
     )
     # its own process group, so that the time limit stops mutmut and every child it forked
     run = subprocess.Popen(
-        [mutmut, "run", "--max-children", children],
+        [mutmut, "run", "--max-children", children, *names],
         cwd=work,
         env=env,
         start_new_session=True,
