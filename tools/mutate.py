@@ -5,13 +5,16 @@ runs in, so each package gets its own scratch directory, ``.mutate/<package>/``:
 the sources, templates, schemas and tests, and a ``pyproject.toml`` whose table is the
 project's ``[tool.mutmut]`` with ``only_mutate`` and the tests of that package (the tests
 that mirror it, listed below). Results stay there between runs, so a run cut short by
-``MINUTES`` (30 by default) goes on where it stopped when started again (mutmut skips mutants it has
-already tested whose source is unchanged); ``ONLY=<module>`` narrows a run to one module
-of the package. ``CHILDREN`` (1 by default) is the number of mutants tested at once. Developer tool only: ``make test`` never runs it.
+``MINUTES`` (30 by default) goes on where it stopped when started again, as long as no
+source or test changed (then the results are dropped and the run starts over).
+``ONLY=<module>`` narrows a run to one module of the package; ``CHILDREN`` (1 by
+default) is the number of mutants tested at once. A developer tool: ``make test`` never
+runs it. See docs/mutation.md.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -53,10 +56,29 @@ def _toml_value(value: object) -> str:
     raise TypeError(f"no TOML for {value!r}")
 
 
+def _digest() -> str:
+    h = hashlib.sha256()
+    for name in COPIED + ("pyproject.toml",):
+        top = ROOT / name
+        for path in sorted([top] if top.is_file() else top.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                h.update(
+                    str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes()
+                )
+    return h.hexdigest()
+
+
 def prepare(package: str) -> Path:
     """Refresh ``.mutate/<package>/`` from the work tree; keep mutmut's results there."""
     work = ROOT / ".mutate" / package
     work.mkdir(parents=True, exist_ok=True)
+    digest = _digest()
+    stamp = work / "inputs.sha256"
+    if not stamp.is_file() or stamp.read_text() != digest:
+        # a source or a test changed: every earlier result may be stale (mutmut would keep
+        # a survivor that a new test now kills)
+        shutil.rmtree(work / "mutants", ignore_errors=True)
+        stamp.write_text(digest)
     for name in COPIED:
         target = work / name
         if target.exists():

@@ -19,8 +19,8 @@ def _history(level: str, kind: str = "type-changed") -> History:
         file=FILE,
         rule="type-narrowed",
         kind=kind,
-        level=level,
-        code="info",  # type: ignore[arg-type]
+        level=level,  # type: ignore[arg-type]
+        code="info",
         subject="Thing.size",
         breaks=("client",) if level != "info" else (),
         message="m",
