@@ -334,6 +334,131 @@ PAIRS: list[tuple[str, Any, Any, bool]] = [
 ]
 
 
+PAIRS += [
+    # cases found by mutation testing (docs/mutation.md)
+    ("one-is-not-true-in-enums", {"enum": [1, "a"]}, {"enum": [True, "b"]}, False),
+    (
+        "union-with-a-ref-member",
+        {"anyOf": [_ref("Color"), {"const": "x"}]},
+        {"const": "red"},
+        True,
+    ),
+    (
+        "union-with-a-ref-member-apart",
+        {"anyOf": [_ref("Color"), {"const": "x"}]},
+        {"const": "y"},
+        False,
+    ),
+    (
+        "allOf-parts-with-a-ref",
+        {"allOf": [_ref("Num"), {"minimum": 1}]},
+        {"type": "integer"},
+        True,
+    ),
+    ("allOf-enum-ref", {"allOf": [_ref("Color")]}, {"const": "green"}, False),
+    (
+        "allOf-enum-ref-annotated",
+        {"allOf": [_ref("Color")], "title": "t"},
+        {"const": "green"},
+        False,
+    ),
+    (
+        "allOf-two-refs",
+        {"allOf": [_ref("Color"), _ref("Shade")]},
+        {"const": "green"},
+        True,
+    ),
+    (
+        "allOf-ref-with-more-than-ref",
+        {"allOf": [{**_ref("Color"), "minLength": 1}]},
+        {"const": "green"},
+        True,
+    ),
+    (
+        "allOf-enum-ref-with-more",
+        {"allOf": [_ref("Color")], "minLength": 1},
+        {"const": "green"},
+        True,
+    ),
+    (
+        "required-with-a-non-string",
+        _obj({"k": {"const": "a"}}, [1, "k"]),
+        _obj({"k": {"const": "b"}}, [2, "k"]),
+        False,
+    ),
+    (
+        "object-member-ref",
+        _obj({"k": _ref("Color")}, ["k"]),
+        _obj({"k": _ref("Shade")}, ["k"]),
+        False,
+    ),
+]
+
+
+def _nest(keyword: str, leaf: Any, levels: int) -> Any:
+    for _ in range(levels):
+        leaf = {keyword: [leaf]}
+    return leaf
+
+
+@pytest.mark.parametrize("keyword", ["anyOf", "oneOf"])
+def test_the_depth_limit_is_24_levels_of_unions(keyword: str) -> None:
+    """Up to 24 levels are read; past them nothing is proved."""
+    text, number = {"type": "string"}, {"type": "integer"}
+    assert may_overlap(_nest(keyword, text, 24), number, _resolve) is False
+    assert may_overlap(_nest(keyword, text, 25), number, _resolve) is True
+    assert may_overlap(number, _nest(keyword, text, 24), _resolve) is False
+    assert may_overlap(number, _nest(keyword, text, 25), _resolve) is True
+    # inside a schema with more than the union (kinds alone read it)
+    assert kinds({**_nest(keyword, text, 24), "minLength": 1}, _resolve) == {"string"}
+    assert kinds({**_nest(keyword, text, 25), "minLength": 1}, _resolve) == ALL_KINDS
+    assert values(_nest(keyword, {"const": 1}, 24), _resolve) == (1,)
+    assert values(_nest(keyword, {"const": 1}, 25), _resolve) is None
+
+
+def _two(inner: Any) -> Any:
+    return {"allOf": [inner, {"minLength": 1}]}  # not a lone $ref
+
+
+def test_the_depth_limit_is_24_levels_of_allOf_and_objects() -> None:
+    text, number = {"type": "string"}, {"type": "integer"}
+    deep: Any = text
+    for _ in range(24):
+        deep = _two(deep)
+    assert kinds(deep, _resolve) == {"string"}
+    assert kinds(_two(deep), _resolve) == ALL_KINDS
+    # one level of objects from a given depth (the check walks both ways at each level,
+    # so a deeper nesting is slow to build a case from)
+    obj, other = _obj({"k": text}, ["k"]), _obj({"k": number}, ["k"])
+    assert may_overlap(obj, other, _resolve, depth=23) is False
+    assert may_overlap(obj, other, _resolve, depth=24) is True
+    # the depth is passed on to kinds and values inside may_overlap
+    assert (
+        may_overlap(
+            {**_nest("anyOf", text, 24), "minLength": 1}, number, _resolve, depth=1
+        )
+        is True
+    )
+    assert (
+        may_overlap(
+            {**_nest("anyOf", text, 23), "minLength": 1}, number, _resolve, depth=1
+        )
+        is False
+    )
+    assert (
+        may_overlap(
+            number, {**_nest("anyOf", text, 24), "minLength": 1}, _resolve, depth=1
+        )
+        is True
+    )
+    assert (
+        may_overlap(
+            number, {**_nest("anyOf", text, 23), "minLength": 1}, _resolve, depth=1
+        )
+        is False
+    )
+
+
 @pytest.mark.parametrize(
     ("a", "b", "overlap"), [p[1:] for p in PAIRS], ids=[p[0] for p in PAIRS]
 )
@@ -355,6 +480,9 @@ def test_may_overlap(a: Any, b: Any, overlap: bool) -> None:
         ({"oneOf": [{"const": 1}, {"type": "integer"}]}, None),
         ({"type": "integer"}, None),
         ({"type": ["boolean", "integer"]}, None),
+        ({"oneOf": [_ref("Color"), {"const": "x"}]}, ("red", "blue", "x")),
+        ({"allOf": [_ref("Num"), {"minimum": 1}]}, None),
+        ({"allOf": [{"type": "null"}, {"description": "d"}]}, (None,)),
         (_ref("Color"), ("red", "blue")),
         (True, None),
     ],
@@ -377,6 +505,11 @@ def test_values(schema: Any, expected: Any) -> None:
         ({"const": []}, {"array"}),
         ({"const": {}}, {"object"}),
         ({"anyOf": [{"type": "string"}, {"type": "null"}]}, {"string", "null"}),
+        ({"oneOf": [{"type": "string"}, {"type": "null"}]}, {"string", "null"}),
+        ({"oneOf": [_ref("Num"), {"type": "null"}], "minimum": 1}, {"integer", "null"}),
+        ({"const": "a", "enum": [1]}, set()),
+        ({"const": 1, "type": "string"}, set()),
+        ({"enum": [1], "type": "string"}, set()),
         (
             {"oneOf": [{"type": "string"}, {"type": "null"}], "type": "string"},
             {"string"},
