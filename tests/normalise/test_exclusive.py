@@ -457,6 +457,12 @@ def test_the_depth_limit_is_24_levels_of_allOf_and_objects() -> None:
         )
         is False
     )
+    # a null that only the depth limit hides is not read as a finite set of values
+    hidden_null = {**_nest("anyOf", {"type": "null"}, 24), "minLength": 1}
+    assert values(hidden_null, _resolve) == (None,)
+    assert values(hidden_null, _resolve, depth=1) is None
+    assert may_overlap(hidden_null, text, _resolve, depth=1) is True
+    assert may_overlap(text, hidden_null, _resolve, depth=1) is True
 
 
 @pytest.mark.parametrize(
