@@ -138,7 +138,42 @@ def main(argv: list[str]) -> int:
         run.wait()
         raise
     subprocess.run([mutmut, "results"], cwd=work, env=env, check=False)
+    every = subprocess.run(
+        [mutmut, "results", "--all", "true"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    print(kill_rates(every.stdout))
     return 0
+
+
+def kill_rates(results: str) -> str:
+    """A table per module from ``mutmut results --all true``: mutants, killed (a test
+    failed or timed out), survived, not tested yet, and the kill rate of those tested.
+    """
+    counts: dict[str, dict[str, int]] = {}
+    for row in results.splitlines():
+        name, sep, status = row.strip().rpartition(": ")
+        if not sep or "__mutmut_" not in name:
+            continue
+        module = name.split(".x", 1)[0]
+        status = "killed" if status in ("killed", "timeout") else status
+        counts.setdefault(module, {}).setdefault(status, 0)
+        counts[module][status] += 1
+    lines = [
+        f"{'module':40} {'mutants':>8} {'killed':>7} {'survived':>9} {'untested':>9} {'rate':>7}"
+    ]
+    for module, c in sorted(counts.items()):
+        total = sum(c.values())
+        killed, survived = c.get("killed", 0), c.get("survived", 0)
+        tested = total - c.get("not checked", 0)
+        rate = f"{100 * killed / tested:.1f}%" if tested else "-"
+        lines.append(
+            f"{module:40} {total:8} {killed:7} {survived:9} {total - tested:9} {rate:>7}"
+        )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
