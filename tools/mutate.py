@@ -33,6 +33,7 @@ PACKAGES: dict[str, list[str]] = {
         "tests/diff/test_diff_payloads.py",
         "tests/diff/test_diff_cli.py",
         "tests/diff/test_report.py",
+        "tests/diff/test_ignore.py",
     ],
     "runtime": [
         "tests/runtime/test_connection.py",
