@@ -39,7 +39,7 @@ snapshots: install ## accept changed golden snapshots (review the diff first)
 PKG ?= normalise
 MINUTES ?= 30
 ONLY ?=
-mutate: install ## mutation testing of one package: make mutate PKG=normalise|diff|runtime [ONLY=module] [MINUTES=30]
+mutate: install ## mutation testing: make mutate PKG=normalise|diff|runtime [ONLY=module,...] [MINUTES=30]
 	MINUTES=$(MINUTES) ONLY=$(ONLY) $(BIN)/python tools/mutate.py $(PKG)
 
 typecheck: install ## mypy --strict on acpgen itself

@@ -7,9 +7,9 @@ project's ``[tool.mutmut]`` with ``only_mutate`` and the tests of that package (
 that mirror it, listed below). Results stay there between runs, so a run cut short by
 ``MINUTES`` (30 by default) goes on where it stopped when started again, as long as no
 source or test changed (then the results are dropped and the run starts over).
-``ONLY=<module>`` narrows a run to one module of the package; ``CHILDREN`` (1 by
-default) is the number of mutants tested at once. A developer tool: ``make test`` never
-runs it. See docs/mutation.md.
+``ONLY=<module>[,<module>...]`` narrows a run to some modules of the package;
+``CHILDREN`` (1 by default) is the number of mutants tested at once. A developer tool:
+``make test`` never runs it. See docs/mutation.md.
 """
 
 from __future__ import annotations
@@ -113,8 +113,8 @@ def main(argv: list[str]) -> int:
         return 2
     minutes = float(os.environ.get("MINUTES", "30"))
     children = os.environ.get("CHILDREN", "1")
-    only = os.environ.get("ONLY", "")  # one module of the package: ONLY=exclusive
-    names = [f"acpgen.{package}.{only}.*"] if only else []
+    only = os.environ.get("ONLY", "")  # modules of the package: ONLY=exclusive,types
+    names = [f"acpgen.{package}.{m}.*" for m in only.split(",") if m]
     work = prepare(package)
     mutmut = str(Path(sys.executable).parent / "mutmut")
     env = dict(
