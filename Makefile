@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: help install build check test docs fuzz bench snapshots typecheck clean
+.PHONY: help install build check test docs fuzz bench snapshots typecheck mutate clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -38,6 +38,12 @@ bench: install ## benchmark against datamodel-code-generator and acp.schema -> b
 
 snapshots: install ## accept changed golden snapshots (review the diff first)
 	$(BIN)/python -m pytest -q tests/test_snapshots.py --snapshot-update
+
+PKG ?= normalise
+MINUTES ?= 30
+ONLY ?=
+mutate: install ## mutation testing: make mutate PKG=normalise|diff|runtime [ONLY=module,...] [MINUTES=30]
+	MINUTES=$(MINUTES) ONLY=$(ONLY) $(BIN)/python tools/mutate.py $(PKG)
 
 typecheck: install ## mypy --strict on acpgen itself
 	$(BIN)/mypy

@@ -100,3 +100,19 @@ def test_diff_pages_rejects_a_malformed_page(tmp_path: Path) -> None:
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and " ACPG107 " in lines[0] and lines[0].endswith("not a schema reference page: unterminated tag")
+
+
+def test_schema_with_config_keeps_the_configs_naming_overrides(tmp_path: Path) -> None:
+    """``--schema`` replaces the config's targets, not its other tables: a ``[naming]``
+    override of the config still names the generated class."""
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"$defs": {"Thing": {"type": "object", "properties": {"a": {"type": "string"}}}}}))
+    config = tmp_path / "acpgen.toml"
+    config.write_text('[[target]]\nschema = "unused"\nout = "unused"\n[naming]\n"Thing" = { name = "Widget", reason = "r" }\n')
+    out = tmp_path / "out"
+    args = ["--schema", str(schema), "--config", str(config), "--out", str(out)]
+    result = runner.invoke(app, ["build", *args])
+    assert result.exit_code == 0, result.output
+    module = (out / "acp_pydantic" / "v1.py").read_text()
+    assert "class Widget(" in module and "class Thing(" not in module
+    assert runner.invoke(app, ["check", *args]).exit_code == 0

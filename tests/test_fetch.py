@@ -45,12 +45,14 @@ LAYOUTS = {
 
 class Upstream:
     """Files under ``root``; ``slow`` paths answer after ``delay`` s; ``truncated`` paths
-    announce more bytes than they send. Every request path is recorded."""
+    announce more bytes than they send; ``failing`` paths answer their HTTP error status.
+    Every request path is recorded."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.slow: set[str] = set()
         self.truncated: set[str] = set()
+        self.failing: dict[str, int] = {}
         self.delay = 2.0
         self.requests: list[str] = []
         upstream = self
@@ -61,6 +63,9 @@ class Upstream:
                 upstream.requests.append(path)
                 if path in upstream.slow:
                     time.sleep(upstream.delay)
+                if path in upstream.failing:
+                    self.send_error(upstream.failing[path])
+                    return
                 file = upstream.root / path.lstrip("/")
                 if not file.is_file():
                     self.send_error(404, "Not Found")
@@ -175,6 +180,18 @@ def test_a_url_of_a_schema_file_and_its_meta(upstream: Upstream) -> None:
     assert [p.stem for p in Path("out/acp_pydantic").glob("v*.py")] == ["v2"]
     files = json.loads(Path("acpgen.lock").read_text())["sources"][url]["files"]
     assert sorted(files) == ["meta.json", "schema.json"]
+
+
+@pytest.mark.parametrize("status", [403, 500, 503])
+def test_an_optional_file_that_fails_other_than_404_fails_the_build(upstream: Upstream, status: int) -> None:
+    """Only a 404 says an optional file (the meta beside a schema URL, a layout's other
+    files) is not there; any other error is a failure, never read as "absent"."""
+    upstream.failing["/acp/schema-v1.21.0/schema/v2/meta.json"] = status
+    result = build("--schema", f"{upstream.base}/schema-v1.21.0/schema/v2/schema.json", "--out", "out")
+    assert result.exit_code == 2, result.output
+    (line,) = lines(result)
+    assert f"/acp/schema-v1.21.0/schema/v2/meta.json: HTTP {status} " in line
+    assert not Path("out").exists() and not Path("acpgen.lock").exists()
 
 
 FAILURES = {

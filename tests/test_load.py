@@ -99,3 +99,16 @@ def test_protocol_version_from_the_files_place_when_no_meta_says_it(tmp_path: Pa
         assert build_protocol(load_file(path)).protocol_version == expected, rel
     (tmp_path / "v2" / "meta.json").write_text(json.dumps({"version": 7, "agentMethods": {}, "clientMethods": {}}))
     assert build_protocol(load_file(tmp_path / "v2" / "schema.json")).protocol_version == 7
+
+
+@pytest.mark.parametrize(("version", "tree"), [(None, "v1"), (1, "v1"), (2, "v2"), (3, "v3")])
+def test_an_unversioned_schema_is_in_the_tree_its_meta_names(tmp_path: Path, version: int | None, tree: str) -> None:
+    """A schema file whose name and folder carry no version (``flat/schema.json``) is in
+    the tree its meta file's version names; without one it is tree v1."""
+    schema = tmp_path / "flat" / "schema.json"
+    schema.parent.mkdir()
+    schema.write_text(json.dumps({"$defs": {"A": {"type": "string"}}}))
+    if version is not None:
+        meta = {"version": version, "agentMethods": {}, "clientMethods": {}}
+        (tmp_path / "flat" / "meta.json").write_text(json.dumps(meta))
+    assert load_file(schema).tree == tree

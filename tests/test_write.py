@@ -254,3 +254,21 @@ def test_a_failed_swap_puts_the_previous_output_back(tmp_path: Path, monkeypatch
     assert [d.code for d in exc.value.diagnostics] == ["ACPG601"]
     assert tree_bytes(out) == {"acpgen-manifest.json": b"previous", "v1.py": b"previous"}
     assert leftovers(out) == [] and len(calls) == 3  # aside, failed, back
+
+
+def test_check_counts_no_bytecode_cache_as_an_extra_file(tmp_path: Path) -> None:
+    """Importing a generated package writes ``__pycache__/`` into it: ``acpgen check``
+    must not see those files as extra (nor anything else below a ``__pycache__``)."""
+    from acpgen.write import check
+
+    files = {PurePosixPath("pkg/__init__.py"): "x = 1\n", PurePosixPath("pkg/v1.py"): "y = 2\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    for cache in (tmp_path / "pkg" / "__pycache__", tmp_path / "__pycache__"):
+        cache.mkdir()
+        (cache / "v1.cpython-311.pyc").write_bytes(b"\0")
+    drift = check(tmp_path, files)
+    assert drift.clean, drift
+    (tmp_path / "pkg" / "stray.py").write_text("")
+    assert check(tmp_path, files).extra == ("pkg/stray.py",)

@@ -87,3 +87,30 @@ def test_a_tag_holding_a_hash_builds_and_imports(tags: tuple[str, ...], tmp_path
         assert module.Chunk is not None
     value = TypeAdapter(import_file(out / "acp_pydantic" / "v1.py").Chunk).validate_json(json.dumps({"type": tags[-1], "chunk": "c"}))
     assert value.type_ == tags[-1]
+
+
+def _def(tmp_path: Path, keyword: str, members: list[Any]) -> ir.Def:
+    schema = tmp_path / "v1" / "schema.json"
+    schema.parent.mkdir(exist_ok=True)
+    schema.write_text(json.dumps({"$defs": {"U": {keyword: members}}}))
+    (built,) = api.build_ir(schema)
+    return built.protocol.def_map()["U"]
+
+
+OVERLAPPING = [{"type": "string", "title": "short"}, {"type": "string", "title": "long"}]
+DISJOINT = [{"type": "string", "title": "text"}, {"type": "boolean", "title": "flag"}]
+
+
+@pytest.mark.parametrize(
+    ("keyword", "members", "exclusive"),
+    [
+        ("oneOf", OVERLAPPING, "checked"),  # "a" is valid for both: the bindings count
+        ("oneOf", DISJOINT, "disjoint"),
+        ("anyOf", OVERLAPPING, None),  # anyOf holds with any number of members matching
+        ("anyOf", DISJOINT, None),
+    ],
+    ids=["oneOf-overlapping", "oneOf-disjoint", "anyOf-overlapping", "anyOf-disjoint"],
+)
+def test_only_a_oneOf_is_exclusive(tmp_path: Path, keyword: str, members: list[Any], exclusive: str | None) -> None:
+    union = _def(tmp_path, keyword, members)
+    assert isinstance(union, ir.UnionDef) and union.exclusive == exclusive

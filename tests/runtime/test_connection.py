@@ -704,6 +704,48 @@ def test_any_number_or_string_id_is_answered_with_the_same_json_token(m: ModuleT
                 assert raw.startswith(b'{"jsonrpc":"2.0","id":' + token + b',"error":'), (token, raw)
                 assert json.loads(raw)["error"]["code"] == -32602
 
+
+# ---------------------------------------------------------------- slips the tests must catch
+
+
+def _update(text: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {"type": "text", "text": text}}}
+
+
+class _Gated(Client):
+    """Handles each update only when ``gate`` is open; ``started`` says one has begun."""
+
+    def __init__(self, m: ModuleType) -> None:
+        super().__init__(m)
+        self.gate = asyncio.Event()
+        self.started = asyncio.Event()
+
+    async def session_update(self, params: Any) -> None:
+        self.started.set()
+        await self.gate.wait()
+        await super().session_update(params)
+
+
+def test_an_answer_waits_for_the_notification_being_handled(m: ModuleType) -> None:
+    """The prompt's answer comes while the update before it is still being handled (the
+    queue is empty then, the handler is not done): ``session_prompt`` returns only after
+    that handler has finished."""
+
+    async def scenario() -> None:
+        client = _Gated(m)
+        async with raw_peer(m, "client", client) as (conn, peer):
+            prompt = asyncio.ensure_future(m.RemoteAgent(conn).session_prompt(load(m, "PromptRequest", PROMPT)))
+            asked = await peer.recv()
+            await peer.send(_update("last"))
+            await asyncio.wait_for(client.started.wait(), 5)  # handling, the queue empty
+            await peer.send({"jsonrpc": "2.0", "id": asked["id"], "result": {"stopReason": "end_turn"}})
+            await asyncio.sleep(0.2)
+            assert not prompt.done(), "the answer was delivered before the update was handled"
+            client.gate.set()
+            result = await asyncio.wait_for(prompt, 5)
+            assert get(result, "stopReason", "stop_reason") == "end_turn"
+            assert client.handled == ["last"]
+
     run(scenario())
 
 
@@ -822,3 +864,27 @@ def test_the_close_grace_is_per_connection(m: ModuleType) -> None:
 
     took = run(scenario())
     assert 0.2 <= took < 1.0, took
+
+
+@pytest.mark.parametrize("how", ["close", "end-of-input"])
+def test_notifications_received_before_the_close_are_handled(m: ModuleType, how: str) -> None:
+    """Updates already read when the connection starts closing (this side closes, or the
+    peer ends its output) are handled, in order, before the close completes."""
+
+    async def scenario() -> None:
+        client = _Gated(m)
+        async with raw_peer(m, "client", client) as (conn, peer):
+            await peer.send(*[_update(str(i)) for i in range(3)])
+            await asyncio.wait_for(client.started.wait(), 5)  # all three read, one running
+            await asyncio.sleep(0.05)
+            if how == "close":
+                closing = asyncio.ensure_future(conn.close())
+            else:
+                peer.close_output()
+                closing = asyncio.ensure_future(asyncio.wait_for(conn.closed, 5))
+            await asyncio.sleep(0.1)
+            client.gate.set()
+            await asyncio.wait_for(closing, 5)
+            assert client.handled == ["0", "1", "2"]
+
+    run(scenario())
