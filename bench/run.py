@@ -6,10 +6,13 @@ Generation: ``acpgen build`` of upstream ``main`` v1 unstable in all five styles
 formatter cache) and warm (nothing changed), against datamodel-code-generator writing only
 Pydantic v2 for the same file with its default formatting; and the whole corpus (every
 release, every schema file) once each, acpgen writing its Pydantic style.
-Runtime: on the corpus messages both accept, parse (``validate_json``) and dump throughput of
-acpgen's Pydantic module against the ``agent-client-protocol`` package's ``acp.schema``
-(PyPI, pinned; both honour ``x-deserialize-*``), generated from the same release
-(schema-v1.19.0 v1); acpgen's dataclasses ``load`` (from parsed JSON, and with ``json.loads``
+Runtime: parse (``validate_json``) throughput of acpgen's Pydantic module against the
+``agent-client-protocol`` package's ``acp.schema`` (PyPI, pinned; both honour
+``x-deserialize-*``), generated from the same release (schema-v1.19.0 v1), on four message
+sets both accept: the corpus messages and three sets drawn from the schema
+(bench/messagesets.py: the smallest and the largest instances of every message type, and a
+real-like mix), each side timed in turns with the other; on the corpus messages, dump
+throughput; acpgen's dataclasses ``load`` (from parsed JSON, and with ``json.loads``
 in front) and ``dump`` (to JSON values, and with ``json.dumps`` after); import time of each
 generated module against ``acp.schema``; the connections end to end (bench/connection.py: a
 prompt turn streaming 10,000 chunks, and the peak memory of a notification flood against a
@@ -174,6 +177,85 @@ def throughput(fn: Callable[[], int], runs: int, min_time: float = 0.5) -> list[
     return samples
 
 
+def interleaved(ours: Callable[[], int], ref: Callable[[], int], runs: int, min_time: float = 0.5) -> tuple[list[float], list[float]]:
+    """Messages per second of CPU time of both sides, measured in turns (ours first in one
+    round, the reference first in the next), so that a busy spell of the machine falls on
+    both; CPU time, not wall time: time spent waiting for a core is not counted."""
+    ours(), ref()  # warm-up: adapters and caches built
+    samples: tuple[list[float], list[float]] = ([], [])
+    for i in range(runs):
+        for side in (0, 1) if i % 2 == 0 else (1, 0):
+            fn = (ours, ref)[side]
+            count, start = 0, time.process_time()
+            while time.process_time() - start < min_time:
+                count += fn()
+            samples[side].append(count / (time.process_time() - start))
+    return samples
+
+
+def message_sets(ours: Any, sdk: Any, corpus: list[tuple[str, bytes]]) -> dict[str, list[tuple[str, bytes]]]:
+    """The corpus messages and the sets drawn from the release's schema (bench/messagesets.py)."""
+    import messagesets
+    from pydantic import TypeAdapter, ValidationError
+
+    held: dict[tuple[int, str], Any] = {}
+
+    def accepts(name: str, raw: bytes) -> bool:
+        for module in (ours, sdk):
+            if not hasattr(module, name):
+                return False
+            adapter = held.setdefault((id(module), name), TypeAdapter(getattr(module, name)))
+            try:
+                adapter.validate_json(raw)
+            except ValidationError:
+                return False
+        return True
+
+    root = json.loads(RUNTIME_RELEASE.read_text())
+    sets = {"corpus": corpus}
+    for name, size in zip(messagesets.SETS, (168, 168, 240)):
+        sets[name] = messagesets.draw(name, root, ours, accepts, size)
+    return sets
+
+
+SET_NAMES = {
+    "corpus": "messages",
+    "small": "drawn, smallest of every type",
+    "large": "drawn, largest of every type",
+    "mixed": "drawn, real-like mix",
+}
+
+
+def parse_figures(runs: int, ours: Any, sdk: Any, cases: list[tuple[str, bytes]]) -> list[dict[str, Any]]:
+    """``validate_json`` throughput on every message set, acpgen and acp.schema in turns."""
+    from pydantic import TypeAdapter
+
+    def adapters(module: Any, cases: list[tuple[str, bytes]]) -> list[tuple[Any, bytes]]:
+        # one adapter per type, as an application holds them: acpgen's models build on
+        # first use (defer_build), and pydantic gives every TypeAdapter of a model not yet
+        # built a validator of its own, so one adapter per message would measure 132
+        # copies of 23 validators competing for the CPU caches (acp.schema's adapters all
+        # share their model's validator)
+        held = {n: TypeAdapter(getattr(module, n)) for n in dict.fromkeys(n for n, _ in cases)}
+        return [(held[n], raw) for n, raw in cases]
+
+    def parse(adapters: list[tuple[Any, bytes]]) -> Callable[[], int]:
+        def go() -> int:
+            for ta, raw in adapters:
+                ta.validate_json(raw)
+            return len(adapters)
+
+        return go
+
+    figures = []
+    for name, messages in message_sets(ours, sdk, cases).items():
+        o, r = interleaved(parse(adapters(ours, messages)), parse(adapters(sdk, messages)), runs)
+        size = sum(len(raw) for _, raw in messages) // len(messages)
+        label = f"Pydantic parse, validate_json ({name}: {len(messages)} {SET_NAMES[name]}, {size:,} B each on average)"
+        figures.append(figure(label, o, r, "msg/s", ">=1.8x", True))
+    return figures
+
+
 def runtime(runs: int, work: Path) -> list[dict[str, Any]]:
     from pydantic import TypeAdapter
 
@@ -239,8 +321,7 @@ def runtime(runs: int, work: Path) -> list[dict[str, Any]]:
         return len(dc_values)
 
     sdk_parse, sdk_dump = throughput(parse(sdk_ta), runs), throughput(dumper(sdk_ta), runs)
-    figures = [
-        figure(f"Pydantic parse, validate_json ({len(cases)} corpus messages)", throughput(parse(ours_ta), runs), sdk_parse, "msg/s", ">=1.8x", True),  # #27
+    figures = parse_figures(runs, ours, sdk, cases) + [
         figure("Pydantic dump, dump_json", throughput(dumper(ours_ta), runs), sdk_dump, "msg/s", None, True),
         figure("dataclasses load (parsed JSON) vs acp.schema parse", throughput(dc_load, runs), sdk_parse, "msg/s", ">=1.0x", True),
         figure("dataclasses json.loads + load vs acp.schema parse", throughput(dc_load_json, runs), sdk_parse, "msg/s", ">=1.0x", True),
@@ -250,6 +331,15 @@ def runtime(runs: int, work: Path) -> list[dict[str, Any]]:
     import connection  # bench/connection.py: the connections end to end
 
     return figures + frames(runs, ours, dc, sdk, cases) + connection.figures(runs, ours, figure) + imports(runs, out)
+
+
+def parse_only(runs: int, work: Path) -> list[dict[str, Any]]:
+    out = work / "runtime"
+    acpgen_build(RUNTIME_RELEASE, out, str(work / "runtime-cache"), ["pydantic", "dataclasses", "typeddict"])
+    ours = load_module(out / "acp_pydantic" / "v1.py", "bench_acpgen_pydantic")
+    import acp.schema as sdk
+
+    return parse_figures(runs, ours, sdk, messages(ours, sdk)) + imports(runs, out)
 
 
 def frames(runs: int, ours: Any, dc: Any, sdk: Any, cases: list[tuple[str, bytes]]) -> list[dict[str, Any]]:
@@ -316,7 +406,8 @@ def frames(runs: int, ours: Any, dc: Any, sdk: Any, cases: list[tuple[str, bytes
 
 
 def import_time(code: str, runs: int) -> list[float]:
-    script = f"import time; t = time.perf_counter(); {code}; print(time.perf_counter() - t)"
+    # CPU time of the interpreter: time spent waiting for a core on a shared machine is not counted
+    script = f"import time; t = time.process_time(); {code}; print(time.process_time() - t)"
     samples = []
     for _ in range(runs):
         done = subprocess.run([str(BIN / "python"), "-c", script], capture_output=True, text=True, check=True)
@@ -329,12 +420,16 @@ def imports(runs: int, out: Path) -> list[dict[str, Any]]:
     # the generated packages too (PYTHONDONTWRITEBYTECODE would otherwise make every
     # import of them compile the source again)
     subprocess.run([str(BIN / "python"), "-m", "compileall", "-q", str(out)], check=True)
-    sdk = import_time("import acp.schema", runs)
+    styles = ("pydantic", "dataclasses", "typeddict")
+    samples: dict[str, list[float]] = {s: [] for s in ("sdk", *styles)}
+    for i in range(runs):  # in turns, the reference first in one round, last in the next
+        for side in ("sdk", *styles) if i % 2 == 0 else (*styles, "sdk"):
+            code = "import acp.schema" if side == "sdk" else f"import sys; sys.path.insert(0, {str(out)!r}); import acp_{side}.v1"
+            samples[side] += import_time(code, 1)
     figures = []
-    for style in ("pydantic", "dataclasses", "typeddict"):
-        code = f"import sys; sys.path.insert(0, {str(out)!r}); import acp_{style}.v1"
-        goal = "<=0.30x" if style == "pydantic" else "<=0.35x"  # #27: the Pydantic module <= 0.30x
-        figures.append(figure(f"import time, {style} module vs acp.schema", import_time(code, runs), sdk, "s", goal, False))
+    for style in styles:
+        goal = "<=0.30x" if style == "pydantic" else "<=0.35x"
+        figures.append(figure(f"import time, {style} module vs acp.schema", samples[style], samples["sdk"], "s", goal, False))
     return figures
 
 
@@ -359,14 +454,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="samples per figure (default 5)")
     parser.add_argument("--quick", action="store_true", help="skip the whole-corpus generation run")
+    parser.add_argument("--parse", action="store_true", help="only the parse row of every message set and the import rows (about a minute)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
     args = parser.parse_args()
     if not (ACP / "INDEX.json").is_file():
         raise SystemExit(f"{CORPUS} is absent: the benchmark reads upstream schemas and messages in place")
     work = Path(tempfile.mkdtemp(prefix="acpgen-bench-"))
     try:
-        figures = generation(args.runs, work) + [history_generation(args.runs, work)] + runtime(args.runs, work)
-        if not args.quick:
+        if args.parse:
+            figures = parse_only(args.runs, work)
+        else:
+            figures = generation(args.runs, work) + [history_generation(args.runs, work)] + runtime(args.runs, work)
+        if not args.quick and not args.parse:
             figures.append(corpus_generation(work))
     finally:
         shutil.rmtree(work, ignore_errors=True)

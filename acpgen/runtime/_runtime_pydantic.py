@@ -48,14 +48,16 @@ class AcpBaseModel(BaseModel):
         defer_build=True,
     )
 
-    #: attributes sent even when not set: a variant's tag, which it fills itself
-    __acp_tags__: ClassVar[tuple[str, ...]] = ()
     if TYPE_CHECKING:
-        #: the sibling ``anyOf``/``oneOf`` unions the object must satisfy (``_Group``);
-        #: declared for type checkers only: a runtime annotation here would be read
-        #: again by pydantic for every subclass
+        # declared for type checkers only: pydantic reads every annotation of every base
+        # again for each subclass, and this module's are strings (a ForwardRef compiled
+        # per model on import)
+        #: attributes sent even when not set: a variant's tag, which it fills itself
+        __acp_tags__: ClassVar[tuple[str, ...]]
+        #: the sibling ``anyOf``/``oneOf`` unions the object must satisfy (``_Group``)
         __acp_alternatives__: ClassVar[tuple[Any, ...]]
     else:
+        __acp_tags__ = ()
         __acp_alternatives__ = ()
 
     def __init__(self, /, **data: Any) -> None:

@@ -132,3 +132,32 @@ def test_an_alias_comes_after_the_aliases_its_value_names(style: str, tmp_path: 
     assert text.index("Zed: TypeAlias") < text.index("Auth: TypeAlias")
     module = import_file(module_path)
     assert module.Auth is not None
+
+
+def test_importing_a_module_compiles_no_forward_reference(tmp_path: Path) -> None:
+    """Pydantic reads the annotations of every base of a model again for each model: an
+    annotation of the runtime's base model (a module with lazy annotations) would be a
+    ``ForwardRef`` compiled per model on import."""
+    import sys
+    import typing
+
+    out = generate(SCHEMAS / "tagged_union.json", tmp_path / "out")
+    import_file(out / "acp_pydantic" / "v1.py")  # pydantic's own lazy imports done
+    made: list[str] = []
+    original = typing.ForwardRef.__init__
+
+    def counting(self: typing.ForwardRef, arg: str, *args: object, **kwargs: object) -> None:
+        frame = sys._getframe(1)
+        while frame is not None:  # made while pydantic builds a model class
+            if frame.f_globals.get("__name__") == "pydantic._internal._model_construction":
+                made.append(arg)
+                break
+            frame = frame.f_back  # type: ignore[assignment]
+        original(self, arg, *args, **kwargs)  # type: ignore[arg-type]
+
+    typing.ForwardRef.__init__ = counting  # type: ignore[method-assign]
+    try:
+        import_file(out / "acp_pydantic" / "v1.py")
+    finally:
+        typing.ForwardRef.__init__ = original  # type: ignore[method-assign]
+    assert made == []

@@ -1,0 +1,89 @@
+"""Instructions per parsed message on every message set, which do not move with a busy
+machine: acpgen's Pydantic module, acp.schema, and any parse to Python values
+(``TypeAdapter(Any)``), each counted by ``valgrind --tool=callgrind`` over the parse loop
+alone (``validate_json`` through one adapter per type, as in bench/run.py).
+
+    .venv/bin/python bench/instructions.py      # a few minutes; needs valgrind
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import run  # noqa: E402
+
+PASSES = 2
+SIDES = ("acpgen", "acp.schema", "any")
+
+
+def child(side: str, sets_file: str, name: str, gen: str) -> None:
+    """Under callgrind: the parse passes run inside ``functools.reduce``, the one function
+    whose instructions are collected."""
+    from pydantic import TypeAdapter
+
+    cases = pickle.loads(Path(sets_file).read_bytes())[name]
+    if side == "acpgen":
+        module: Any = run.load_module(Path(gen) / "acp_pydantic" / "v1.py", "bench_acpgen_pydantic")
+        held = {n: TypeAdapter(getattr(module, n)) for n in dict.fromkeys(n for n, _ in cases)}
+    elif side == "acp.schema":
+        import acp.schema as module
+
+        held = {n: TypeAdapter(getattr(module, n)) for n in dict.fromkeys(n for n, _ in cases)}
+    else:
+        adapter = TypeAdapter(Any)
+        held = {n: adapter for n, _ in cases}
+    adapters = [(held[n], raw) for n, raw in cases]
+
+    def parse(count: int, _: int) -> int:
+        for ta, raw in adapters:
+            ta.validate_json(raw)
+        return count + len(adapters)
+
+    parse(0, 0)  # warm-up, not counted
+    print(functools.reduce(parse, range(PASSES), 0))
+
+
+def count(side: str, sets_file: Path, name: str, gen: Path, work: Path) -> float:
+    out = work / f"callgrind-{side}-{name}"
+    done = subprocess.run(
+        [
+            "valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=functools_reduce",
+            f"--callgrind-out-file={out}", sys.executable, __file__, "--child", side, str(sets_file), name, str(gen),
+        ],
+        env={**os.environ, "PYTHONHASHSEED": "0"}, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    messages = int(done.stdout.split()[-1])
+    total = next(int(line.split()[1]) for line in out.read_text().splitlines() if line.startswith(("summary:", "totals:")))
+    return total / messages
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--child"]:
+        child(*sys.argv[2:6])
+        return
+    work = Path(tempfile.mkdtemp(prefix="acpgen-instructions-"))
+    gen = work / "runtime"
+    run.acpgen_build(run.RUNTIME_RELEASE, gen, str(work / "cache"), ["pydantic"])
+    ours = run.load_module(gen / "acp_pydantic" / "v1.py", "bench_acpgen_pydantic")
+    import acp.schema as sdk
+
+    sets = run.message_sets(ours, sdk, run.messages(ours, sdk))
+    sets_file = work / "sets.pickle"
+    sets_file.write_bytes(pickle.dumps(sets))
+    print("| set | any parse to Python values | acpgen | acp.schema | acp.schema / acpgen |")
+    print("|---|---|---|---|---|")
+    for name in sets:
+        ir = {side: count(side, sets_file, name, gen, work) for side in SIDES}
+        print(f"| {name} | {ir['any']:,.0f} | {ir['acpgen']:,.0f} | {ir['acp.schema']:,.0f} | {ir['acp.schema'] / ir['acpgen']:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
