@@ -9,7 +9,7 @@ that mirror it, listed below). Results stay there between runs, so a run cut sho
 source or test changed (then the results are dropped and the run starts over).
 ``ONLY=<module>[,<module>...]`` narrows a run to some modules of the package;
 ``CHILDREN`` (1 by default) is the number of mutants tested at once. A developer tool:
-``make test`` never runs it. See docs/mutation.md.
+``make test`` never runs it. See docs/project/mutation.md.
 """
 
 from __future__ import annotations

@@ -335,7 +335,7 @@ PAIRS: list[tuple[str, Any, Any, bool]] = [
 
 
 PAIRS += [
-    # cases found by mutation testing (docs/mutation.md)
+    # cases found by mutation testing (docs/project/mutation.md)
     ("one-is-not-true-in-enums", {"enum": [1, "a"]}, {"enum": [True, "b"]}, False),
     (
         "union-with-a-ref-member",
