@@ -33,6 +33,10 @@ from acpgen.normalise.context import ANNOTATIONS
 
 Exclusive = Literal["disjoint", "checked"]
 Resolve = Callable[[str], Any]
+#: the pairs of schemas already compared in one question, by identity: each pair is
+#: compared once (an object compares its required members both ways, so a chain of
+#: objects would otherwise be compared 2^depth times)
+Memo = dict[tuple[int, int], bool]
 
 #: every JSON kind; ``number`` is a number that is not an integer
 ALL_KINDS = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
@@ -50,26 +54,36 @@ _DEPTH = 24
 
 def exclusivity(members: list[Any], resolve: Resolve) -> Exclusive:
     """``"disjoint"`` when no value is valid for two of ``members``, else ``"checked"``."""
+    memo: Memo = {}
     for i, a in enumerate(members):
         for b in members[i + 1 :]:
-            if may_overlap(a, b, resolve):
+            if may_overlap(a, b, resolve, memo=memo):
                 return "checked"
     return "disjoint"
 
 
-def may_overlap(a: Any, b: Any, resolve: Resolve, depth: int = 0) -> bool:
+def may_overlap(a: Any, b: Any, resolve: Resolve, depth: int = 0, memo: Memo | None = None) -> bool:
     """Whether some value may be valid for both schemas (``True`` unless proved not)."""
     if depth > _DEPTH:
         return True
     a, b = _deref(a, resolve), _deref(b, resolve)
     if a is None or b is None:
         return True
+    memo = {} if memo is None else memo
+    key = (id(a), id(b))
+    if key not in memo:
+        memo[key] = True  # a pair met again inside itself proves nothing
+        memo[key] = _may_overlap(a, b, resolve, depth, memo)
+    return memo[key]
+
+
+def _may_overlap(a: Any, b: Any, resolve: Resolve, depth: int, memo: Memo) -> bool:
     if a is False or b is False:
         return False
     for one, other in ((a, b), (b, a)):
         members = _pure_union(one)
         if members is not None:
-            return any(may_overlap(m, other, resolve, depth + 1) for m in members)
+            return any(may_overlap(m, other, resolve, depth + 1, memo) for m in members)
     ka, kb = kinds(a, resolve, depth), kinds(b, resolve, depth)
     if not ka & kb:
         return False
@@ -81,7 +95,7 @@ def may_overlap(a: Any, b: Any, resolve: Resolve, depth: int = 0) -> bool:
     if vb is not None:
         return any(_kind(y) in ka for y in vb)
     if ka & kb == {"object"}:
-        return _objects_overlap(a, b, resolve, depth)
+        return _objects_overlap(a, b, resolve, depth, memo)
     return True
 
 
@@ -137,7 +151,7 @@ def values(schema: Any, resolve: Resolve, depth: int = 0) -> tuple[Any, ...] | N
     return None
 
 
-def _objects_overlap(a: Any, b: Any, resolve: Resolve, depth: int) -> bool:
+def _objects_overlap(a: Any, b: Any, resolve: Resolve, depth: int, memo: Memo) -> bool:
     if not isinstance(a, dict) or not isinstance(b, dict):
         return True  # `true` (anything) beside an object schema
     for one, other in ((a, b), (b, a)):
@@ -150,7 +164,7 @@ def _objects_overlap(a: Any, b: Any, resolve: Resolve, depth: int) -> bool:
             own, theirs = _member(one, name, resolve), _member(other, name, resolve)
             if theirs is False:
                 return False
-            if own is not None and theirs is not None and not may_overlap(own, theirs, resolve, depth + 1):
+            if own is not None and theirs is not None and not may_overlap(own, theirs, resolve, depth + 1, memo):
                 return False
     return True
 

@@ -557,3 +557,26 @@ def test_exclusivity_looks_at_every_pair() -> None:
     assert exclusivity([s, i, n, {"const": None}], _resolve) == "checked"
     assert exclusivity([n, s, {"const": "x"}], _resolve) == "checked"
     assert exclusivity([], _resolve) == "disjoint"
+
+
+def test_objects_nested_deep_are_compared_once_per_pair() -> None:
+    """Two chains of 40 objects, each requiring a member that is the next object of its
+    chain, overlapping at the end: each pair of the chains is compared once, not once per
+    direction at every level (that was 2^24 comparisons: generation hung on such a schema)."""
+    defs: dict[str, Any] = {"A40": {"type": "string"}, "B40": {"type": "string"}}
+    for chain in "AB":
+        for i in range(39, -1, -1):
+            defs[f"{chain}{i}"] = _obj({"k": {"$ref": f"#/$defs/{chain}{i + 1}"}}, ["k"])
+    calls = [0]
+
+    def resolve(ref: str) -> Any:
+        calls[0] += 1
+        return defs.get(ref.rsplit("/", 1)[-1])
+
+    assert exclusivity([{"$ref": "#/$defs/A0"}, {"$ref": "#/$defs/B0"}], resolve) == "checked"
+    assert calls[0] <= 8 * 40, calls[0]
+    # and a difference at the end of the chains is still found within the depth limit
+    defs["B40"] = {"type": "integer"}
+    calls[0] = 0
+    assert may_overlap({"$ref": "#/$defs/A20"}, {"$ref": "#/$defs/B20"}, resolve) is False
+    assert calls[0] <= 8 * 20, calls[0]
