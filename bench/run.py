@@ -441,7 +441,7 @@ def table(figures: list[dict[str, Any]]) -> str:
     for f in figures:
         if "acpgen" in f:
             a, r = f["acpgen"], f["reference"]
-            fmt = (lambda v: f"{v:,.0f}") if f["unit"] == "msg/s" else (lambda v: f"{v:.3f}")
+            fmt = (lambda v: f"{v:,.0f}") if f["unit"] in ("msg/s", "req/s") else (lambda v: f"{v:.3f}")
             cells = [f"{fmt(a['median'])} {f['unit']} ({fmt(a['min'])}-{fmt(a['max'])})", f"{fmt(r['median'])} {f['unit']} ({fmt(r['min'])}-{fmt(r['max'])})"]
         else:
             cells = [f"{f['acpgen_s']:.1f} s ({f['files']} files)", f"{f['reference_s']:.1f} s"]
