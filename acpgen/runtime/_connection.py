@@ -67,6 +67,7 @@ from ._incoming import (
     _resolve,
     _urgent,
 )
+from ._channel import Channel, ChannelWriter, MessageReader
 from ._lines import LineReader
 from ._versions import Versions
 
@@ -83,9 +84,10 @@ EXIT_GRACE: Final = 0.25
 KILL_WAIT: Final = 2.0
 
 
-class Connection(LineReader, Incoming):
+class Connection(LineReader, MessageReader, Incoming):
     """A JSON-RPC connection over newline-delimited JSON streams (stdio, a pipe, a
-    socket): serves a handler for ``side`` through a :class:`Router` and sends typed
+    socket), or over a message transport (``channel``: a WebSocket, Streamable HTTP, an
+    in-process pair; ``reader`` and ``writer`` are then ``None``): serves a handler for ``side`` through a :class:`Router` and sends typed
     requests and notifications to the peer. See the module docstring for its promises.
 
     ``max_line``: the longest line read, in bytes; ``max_in_flight``: incoming work
@@ -97,15 +99,17 @@ class Connection(LineReader, Incoming):
     ``$/cancel_request`` (off for a peer that does not know the method); ``process``:
     the agent process behind the streams (:meth:`Rpc.spawn`), ended on close;
     ``observers``: callables that see every frame (:class:`Traffic`); ``telemetry``: an
-    :class:`OpenTelemetry` that opens a span per request."""
+    :class:`OpenTelemetry` that opens a span per request; ``channel``: the
+    :class:`~._channel.Channel` it runs over instead of streams (``Rpc.over``)."""
 
     def __init__(
         self,
         rpc: Rpc,
         side: str,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        reader: asyncio.StreamReader | None,
+        writer: asyncio.StreamWriter | ChannelWriter | None,
         *,
+        channel: Channel | None = None,
         logger: logging.Logger | None = None,
         max_line: int = DEFAULT_MAX_LINE,
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
@@ -121,8 +125,13 @@ class Connection(LineReader, Incoming):
         self.side = side
         #: the protocol version spoken (None until negotiated, see ``_versions.py``)
         self.version: int | None = rpc.version
+        if (channel is None) == (reader is None):
+            raise TypeError("a connection runs over a reader and writer, or a channel")
+        self.channel = channel
+        #: what a remote transport knows of the connection (its id, principal, cookies)
+        self.remote: Any = None
         self.reader = reader
-        self.writer = writer
+        self.writer: Any = writer if channel is None else ChannelWriter(channel)
         self.log = logger or logging.getLogger(__name__)
         self.max_line = max_line
         self.max_in_flight = max_in_flight
@@ -176,7 +185,8 @@ class Connection(LineReader, Incoming):
             self.router = handler.begin(self)
         else:
             self.router = Router(self.rpc, self.side, handler, self.log)
-        self._reader_task = self._loop.create_task(self._read_loop())
+        read = self._read_loop() if self.channel is None else self._receive_loop()
+        self._reader_task = self._loop.create_task(read)
 
     async def serve(self, handler: Any) -> None:
         """:meth:`start` (unless started), then wait until the connection is closed (the
@@ -519,7 +529,7 @@ def check_options(options: dict[str, Any]) -> None:
     params = inspect.signature(Connection).parameters
     for name in options:
         param = params.get(name)
-        if param is None or param.kind is not param.KEYWORD_ONLY or name == "process":
+        if param is None or param.kind is not param.KEYWORD_ONLY or name in _OWN:
             raise TypeError(f"unexpected keyword argument {name!r} for a connection")
     given = {name: p.default for name, p in params.items() if p.kind is p.KEYWORD_ONLY}
     given.update(options)
@@ -529,6 +539,10 @@ def check_options(options: dict[str, Any]) -> None:
         given["drain_timeout"],
         given["close_grace"],
     )
+
+
+#: keyword arguments a transport gives, never the user
+_OWN: Final = ("process", "channel")
 
 
 def _check_values(

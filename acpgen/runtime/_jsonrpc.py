@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # asyncio is imported when a connection is made: the modules 
     import asyncio  # import this one stay quick to import
 
     from ._connection import Connection
+    from ._channel import Channel
 
 from ._frames import (
     PARSE_ERROR,
@@ -437,6 +438,32 @@ class Rpc:
         from ._connection import Connection
 
         return Connection(self, side, reader, writer, **options)
+
+    def over(self, side: str, channel: Channel, **options: Any) -> Connection:
+        """A :class:`Connection` for ``side`` over a message transport (a
+        :class:`~._channel.Channel`: one JSON-RPC message per frame), with every promise
+        of a connection over streams (``options`` as for :meth:`connect`)."""
+        from ._connection import Connection, check_options
+
+        check_options(options)
+        return Connection(self, side, None, None, channel=channel, **options)
+
+    def asgi_app(self, serve: Any, **options: Any) -> Any:
+        """An ASGI app serving agents remotely at ``/acp`` over WebSocket and Streamable
+        HTTP: ``serve`` is a :class:`Versions` or ``serve(conn) -> handler``; ``options``
+        the server's (``security``, ``authenticate``, ``idle_timeout``...) and
+        ``connection``, a dict of the connections' options (``_remote_server.py``)."""
+        from ._remote_server import asgi_app
+
+        return asgi_app(self, serve, **options)
+
+    async def connect_url(self, url: str, **options: Any) -> Connection:
+        """A :class:`Connection` to a remote agent: ``ws://``/``wss://`` over WebSocket,
+        ``http://``/``https://`` over Streamable HTTP (``headers``, ``cookies``,
+        ``http2`` and the connection's options: ``_remote_client.py``)."""
+        from ._remote_client import connect_url
+
+        return await connect_url(self, url, **options)
 
     async def stdio(self, side: str, **options: Any) -> Connection:
         """A :class:`Connection` for ``side`` over this process's stdin and stdout: pipes,

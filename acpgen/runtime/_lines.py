@@ -27,7 +27,7 @@ class LineReader:
     """The part of a :class:`~._connection.Connection` that reads its lines."""
 
     if TYPE_CHECKING:  # what it uses of the connection it is part of
-        reader: asyncio.StreamReader
+        reader: asyncio.StreamReader | None
         log: logging.Logger
         max_line: int
         max_in_flight: int
@@ -43,6 +43,7 @@ class LineReader:
         reason = "the peer closed the connection"
         buf = bytearray()
         scanned = 0
+        assert self.reader is not None
         read = self.reader.read
         limit = self.max_line
         try:
@@ -93,6 +94,7 @@ class LineReader:
         size = len(start)
         del start[:]
         while True:
+            assert self.reader is not None
             chunk = await self.reader.read(READ_CHUNK)
             if not chunk:
                 self._oversized(head, tail, size)

@@ -1,0 +1,267 @@
+"""Serving agents remotely: one ASGI endpoint (``/acp``) that speaks ACP over WebSocket
+(``GET`` with ``Upgrade: websocket``) and Streamable HTTP (``POST``, ``GET`` SSE streams,
+``DELETE``), per the transport RFD. Reached through ``Rpc.asgi_app``; Starlette routes it
+(mount it in any Starlette or FastAPI app with :meth:`AcpServer.routes`), uvicorn or
+Hypercorn (for HTTP/2) serves it (:func:`run_server`).
+
+Every remote connection is a :class:`~._connection.Connection` over a
+:class:`~._channel.Channel`: the same core as over stdio. The server:
+
+* checks ``Host`` and ``Origin`` (:class:`~._remote.Security`; loopback-only by default
+  for a loopback bind) and authenticates through a hook before ``initialize`` or the
+  WebSocket accept; the principal is bound to the connection, and a request naming the
+  connection with another credential is answered 404, as if it did not exist;
+* reads at most ``max_body`` bytes of a body (413) or a WebSocket message (1009), holds at
+  most ``stream_queue`` messages per outgoing stream (the agent's sends wait beyond),
+  closes connections idle for ``idle_timeout`` s;
+* answers a bad request with its status and one line, logs what failed in itself, and
+  goes on serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
+
+from ._remote import (
+    Refused,
+    Security,
+    ServerOptions,
+    authenticate,
+    need,
+    new_id,
+)
+
+if TYPE_CHECKING:
+    from ._channel import Channel
+    from ._connection import Connection
+    from ._jsonrpc import Rpc
+    from ._versions import Versions
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class Served:
+    """One remote connection being served: its id, principal and connection; ``kind``
+    "ws" or "http"; ``streams`` the streams or sockets open on it (not idle while any
+    is); ``state`` what its transport keeps (the HTTP channel)."""
+
+    id: str
+    principal: str
+    kind: str
+    conn: Connection
+    state: Any = None
+    streams: int = 0
+    last_seen: float = field(default_factory=time.monotonic)
+
+    def touch(self) -> None:
+        self.last_seen = time.monotonic()
+
+
+class AcpServer:
+    """The remote endpoint for agents of one :class:`Rpc`: ``serve`` is a
+    :class:`Versions` or a callable giving the handler (an ``Agent``) for each new
+    connection (``serve(conn)``). ``options`` as :class:`~._remote.ServerOptions`."""
+
+    def __init__(
+        self, rpc: Rpc, serve: Versions | Callable[[Connection], Any], options: ServerOptions
+    ) -> None:
+        need("starlette", "server")
+        self.rpc = rpc
+        self.serve = serve
+        self.options = options
+        self.security = options.security or Security()
+        self.connections: dict[str, Served] = {}
+        self._sweeper: asyncio.Task[None] | None = None
+        self._http: Any = None
+
+    # -- connections ---------------------------------------------------------------
+    async def admit(self, headers: dict[str, str]) -> str:
+        """Check Host and Origin, then authenticate: the principal (:class:`Refused`)."""
+        self.security.check(headers)
+        return await authenticate(self.options.authenticate, headers)
+
+    def open(
+        self, channel: Channel, principal: str, kind: str, cid: str | None = None
+    ) -> Served:
+        """A connection over ``channel`` serving a new handler, registered under a new id
+        until it closes."""
+        from ._versions import Versions
+
+        conn = self.rpc.over("agent", channel, **self.options.connection)
+        served = Served(cid or new_id(), principal, kind, conn)
+        conn.remote = served
+        self.connections[served.id] = served
+        conn.start(self.serve if isinstance(self.serve, Versions) else self.serve(conn))
+        conn.closed.add_done_callback(lambda _: self._forget(served))
+        self._sweep_later()
+        return served
+
+    def _forget(self, served: Served) -> None:
+        if self.connections.get(served.id) is served:
+            del self.connections[served.id]
+
+    def find(self, cid: str | None, principal: str) -> Served:
+        """The connection named ``cid``, for ``principal``: 400 without an id, 404 when
+        unknown, closed or another principal's."""
+        if not cid:
+            raise Refused(400, "missing Acp-Connection-Id header")
+        served = self.connections.get(cid)
+        if served is None or served.principal != principal or served.conn.is_closed:
+            raise Refused(404, "unknown Acp-Connection-Id")
+        served.touch()
+        return served
+
+    def _sweep_later(self) -> None:
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+
+    async def _sweep(self) -> None:
+        """Close the connections idle (no traffic, no open stream) past the timeout."""
+        idle = self.options.idle_timeout
+        while self.connections:
+            await asyncio.sleep(min(idle / 4, 5.0))
+            now = time.monotonic()
+            for served in list(self.connections.values()):
+                if served.streams == 0 and now - served.last_seen > idle:
+                    log.info("connection %s idle for %.0f s: closed", served.id, idle)
+                    self._forget(served)
+                    asyncio.get_running_loop().create_task(
+                        served.conn.close(f"idle for {idle:g} s")
+                    )
+
+    async def close(self) -> None:
+        """Close every connection (the server is shutting down)."""
+        conns = [s.conn for s in self.connections.values()]
+        self.connections.clear()
+        if conns:
+            await asyncio.gather(
+                *(c.close("the server is shutting down") for c in conns),
+                return_exceptions=True,
+            )
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+
+    # -- ASGI --------------------------------------------------------------------------
+    def routes(self, path: str | None = None) -> list[Any]:
+        """Starlette routes serving the endpoint at ``path`` (default: the options')."""
+        routing = need("starlette.routing", "server")
+        where = path or self.options.path or "/acp"
+        return [
+            routing.Route(
+                where, self._http_endpoint, methods=["GET", "POST", "DELETE"]
+            ),
+            routing.WebSocketRoute(where, self._websocket_endpoint),
+        ]
+
+    def app(self) -> Any:
+        """A Starlette application serving the endpoint (closing its connections on
+        shutdown)."""
+        applications = need("starlette.applications", "server")
+
+        @contextlib.asynccontextmanager
+        async def lifespan(_: Any) -> AsyncIterator[None]:
+            try:
+                yield
+            finally:
+                await self.close()
+
+        return applications.Starlette(routes=self.routes(), lifespan=lifespan)
+
+    async def _http_endpoint(self, request: Any) -> Any:
+        responses = need("starlette.responses", "server")
+        try:
+            if self._http is None:
+                from ._http_server import HttpEndpoint
+
+                self._http = HttpEndpoint(self)
+            return await self._http.handle(request)
+        except Refused as refused:
+            return responses.PlainTextResponse(refused.reason + "\n", refused.status)
+        except Exception:  # noqa: BLE001 - one line to the peer, the trace to the log
+            log.exception("%s %s failed", request.method, request.url.path)
+            return responses.PlainTextResponse("internal server error\n", 500)
+
+    async def _websocket_endpoint(self, websocket: Any) -> None:
+        from ._websocket import serve_websocket
+
+        await serve_websocket(self, websocket)
+
+
+def asgi_app(
+    rpc: Rpc, serve: Versions | Callable[[Connection], Any], **options: Any
+) -> Any:
+    """The Starlette app of an :class:`AcpServer` (``options``: :class:`ServerOptions`);
+    its ``state.acp`` is the server."""
+    server = AcpServer(rpc, serve, ServerOptions(**options))
+    app = server.app()
+    app.state.acp = server
+    return app
+
+
+async def run_server(
+    app: Any,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    http2: bool = False,
+    log_level: str = "warning",
+    started: Callable[[int], None] | None = None,
+) -> None:
+    """Serve an ASGI ``app`` on ``host``:``port`` until cancelled: with uvicorn
+    (HTTP/1.1 and WebSocket), or with ``http2`` Hypercorn (HTTP/2 over cleartext with
+    prior knowledge, HTTP/1.1 and WebSocket). ``port`` 0 picks a free port;
+    ``started(port)`` is called once it listens."""
+    if http2:
+        await _run_hypercorn(app, host, port, log_level, started)
+        return
+    uvicorn = need("uvicorn", "server")
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, lifespan="auto"
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.ensure_future(server.serve())
+    try:
+        while not server.started:
+            if task.done():
+                task.result()
+                return
+            await asyncio.sleep(0.01)
+        if started is not None:
+            sock = server.servers[0].sockets[0]
+            started(sock.getsockname()[1])
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        server.should_exit = True
+        await asyncio.wait_for(task, 10)
+        raise
+
+
+async def _run_hypercorn(
+    app: Any, host: str, port: int, log_level: str, started: Callable[[int], None] | None
+) -> None:
+    import socket
+
+    config_mod = need("hypercorn.config", "http2")
+    asyncio_mod = need("hypercorn.asyncio", "http2")
+    config = config_mod.Config()
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.set_inheritable(True)
+    config.bind = [f"fd://{sock.fileno()}"]
+    config.loglevel = log_level.upper()
+    config.accesslog = None
+    shutdown = asyncio.Event()
+    if started is not None:
+        started(sock.getsockname()[1])
+    try:
+        await asyncio_mod.serve(app, config, shutdown_trigger=shutdown.wait)
+    finally:
+        shutdown.set()
+        sock.close()

@@ -1,0 +1,187 @@
+"""ACP over WebSocket (the transport RFD): one JSON-RPC message per text frame, binary
+frames ignored, the connection's id in the ``Acp-Connection-Id`` header of the ``101``.
+The server side runs in :class:`~._remote_server.AcpServer` (Starlette's WebSocket), the
+client side on the ``websockets`` library (:func:`connect_websocket`). Either way the
+messages go through a :class:`~._channel.Channel` into the one connection core.
+
+A message over the limit closes the socket with code 1009 (the library enforces it
+before the message is held whole); a malformed message is answered as on stdio (a parse
+error with id null) and the connection goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Mapping
+
+from ._channel import ChannelClosed
+from ._remote import CONNECTION_ID, MAX_BODY, Refused, need, new_id
+
+if TYPE_CHECKING:
+    from ._connection import Connection
+    from ._jsonrpc import Rpc
+    from ._remote_server import AcpServer
+
+log = logging.getLogger(__name__)
+
+
+def _closed(code: int | None, reason: str | None) -> ChannelClosed:
+    why = f": {reason}" if reason else ""
+    return ChannelClosed(f"the WebSocket closed with code {code}{why}")
+
+
+class ServerWebSocketChannel:
+    """A Starlette WebSocket, accepted, as a channel."""
+
+    def __init__(self, websocket: Any, max_size: int) -> None:
+        self.websocket = websocket
+        self.max_size = max_size
+        self._closed = False
+
+    async def receive(self) -> bytes | None:
+        while True:
+            message = await self.websocket.receive()
+            kind = message["type"]
+            if kind == "websocket.disconnect":
+                self._closed = True
+                code = message.get("code", 1000)
+                if code in (1000, 1001, 1005):
+                    return None
+                raise _closed(code, message.get("reason"))
+            text = message.get("text")
+            if text is None:
+                continue  # a binary frame: ignored, as the RFD says
+            data: bytes = str(text).encode("utf-8", "surrogatepass")
+            if len(data) > self.max_size:
+                await self._close(1009, "message too big")
+                raise _closed(1009, f"a message of {len(data)} bytes, over the limit")
+            return data
+
+    async def send(self, message: bytes) -> None:
+        if self._closed:
+            raise ChannelClosed("the WebSocket is closed")
+        try:
+            await self.websocket.send({"type": "websocket.send", "text": message.decode()})
+        except Exception as exc:  # noqa: BLE001 - the server's own error types vary
+            self._closed = True
+            raise ChannelClosed(f"sending on the WebSocket failed: {exc!r}") from exc
+
+    async def _close(self, code: int, reason: str = "") -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self.websocket.close(code, reason)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
+    async def aclose(self) -> None:
+        await self._close(1000)
+
+
+async def serve_websocket(server: AcpServer, websocket: Any) -> None:
+    """Admit a WebSocket (Host, Origin, the authentication hook: refused with its HTTP
+    status where the server allows, else closed with 1008), accept it with its
+    connection id, and serve a connection over it until it closes."""
+    headers = {k.lower(): v for k, v in websocket.headers.items()}
+    try:
+        principal = await server.admit(headers)
+    except Refused as refused:
+        await _deny(websocket, refused)
+        return
+    cid = new_id()
+    await websocket.accept(headers=[(CONNECTION_ID.encode(), cid.encode())])
+    channel = ServerWebSocketChannel(websocket, server.options.max_body)
+    served = server.open(channel, principal, "ws", cid)
+    served.streams += 1
+    try:
+        await served.conn.wait_closed()
+    finally:
+        served.streams -= 1
+
+
+async def _deny(websocket: Any, refused: Refused) -> None:
+    responses = need("starlette.responses", "server")
+    if "websocket.http.response" in websocket.scope.get("extensions", {}):
+        response = responses.PlainTextResponse(refused.reason + "\n", refused.status)
+        await websocket.send_denial_response(response)
+    else:  # the server cannot answer with a status: closed before accept (403)
+        await websocket.close(1008, refused.reason)
+
+
+class ClientWebSocketChannel:
+    """A ``websockets`` client connection as a channel."""
+
+    def __init__(self, websocket: Any) -> None:
+        self.websocket = websocket
+        self._errors = need("websockets.exceptions", "ws")
+
+    async def receive(self) -> bytes | None:
+        errors = self._errors
+        while True:
+            try:
+                data = await self.websocket.recv()
+            except errors.ConnectionClosedOK:
+                return None
+            except errors.ConnectionClosed as exc:
+                rcvd = exc.rcvd
+                raise _closed(
+                    rcvd.code if rcvd else 1006,
+                    (rcvd.reason if rcvd else "") or "the connection was lost",
+                ) from exc
+            if isinstance(data, str):  # a text frame (a binary one is ignored)
+                return data.encode("utf-8", "surrogatepass")
+
+    async def send(self, message: bytes) -> None:
+        try:
+            await self.websocket.send(message, text=True)
+        except self._errors.ConnectionClosed as exc:
+            raise ChannelClosed(f"the WebSocket is closed: {exc}") from exc
+
+    async def aclose(self) -> None:
+        try:
+            await self.websocket.close()
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
+
+async def connect_websocket(
+    rpc: Rpc,
+    url: str,
+    *,
+    side: str = "client",
+    headers: Mapping[str, str] | None = None,
+    cookies: Mapping[str, str] | None = None,
+    open_timeout: float = 10.0,
+    max_size: int = MAX_BODY,
+    **options: Any,
+) -> Connection:
+    """A connection over a WebSocket to ``url`` (``ws://`` or ``wss://``);
+    ``conn.remote`` (a :class:`~._remote_client.RemoteInfo`) has the handshake's
+    ``Acp-Connection-Id`` and the cookies it set."""
+    client = need("websockets.asyncio.client", "ws")
+    from ._connection import check_options
+    from ._remote_client import RemoteInfo
+
+    check_options(options)
+    sent = dict(headers or {})
+    jar = dict(cookies or {})
+    if jar:
+        sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in jar.items())
+    websocket = await client.connect(
+        url,
+        additional_headers=sent,
+        open_timeout=open_timeout,
+        max_size=max_size,
+        compression=None,
+        proxy=None,
+    )
+    conn = rpc.over(side, ClientWebSocketChannel(websocket), **options)
+    response = websocket.response
+    for name, value in response.headers.raw_items():
+        if name.lower() == "set-cookie":
+            key, _, rest = value.partition("=")
+            jar[key.strip()] = rest.split(";", 1)[0].strip()
+    info = RemoteInfo(url, response.headers.get(CONNECTION_ID, ""), dict(headers or {}), jar)
+    conn.remote = info
+    return conn
