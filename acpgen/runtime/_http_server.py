@@ -1,0 +1,3 @@
+"""Streamable HTTP (being written)."""
+
+from __future__ import annotations
