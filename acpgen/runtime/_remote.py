@@ -67,7 +67,8 @@ def need(module: str, part: str) -> ModuleType:
     except ImportError as exc:
         wanted = " ".join(repr(_PIP[m]) for m in _INSTALL[part])
         raise RemoteDependencyError(
-            f"the ACP remote transport ({part}) needs the Python package {_PIP[module]!r},"
+            f"the ACP remote transport ({part}) needs the Python package"
+            f" {_PIP[module.split('.')[0]]!r},"
             f" which is not installed: pip install {wanted}"
         ) from exc
 
