@@ -82,6 +82,18 @@ class Refused(Exception):
         self.reason = reason
 
 
+class RefusedError(ConnectionError):
+    """The server refused to open a connection: ``status`` is its HTTP status (401 for
+    credentials, 403 for the Origin, 421 for the Host...), ``reason`` its one line."""
+
+    def __init__(self, url: str, status: int, reason: str = "") -> None:
+        why = f": {reason}" if reason else ""
+        super().__init__(f"{url} refused the connection: HTTP {status}{why}")
+        self.url = url
+        self.status = status
+        self.reason = reason
+
+
 _LOOPBACK_NAMES: Final = ("localhost", "127.0.0.1", "[::1]", "::1")
 
 
@@ -225,6 +237,7 @@ __all__ = [
     "Authenticate",
     "PATH",
     "Refused",
+    "RefusedError",
     "RemoteDependencyError",
     "Security",
     "ServerOptions",
