@@ -210,6 +210,24 @@ class HttpChannel:
             self.initialized.exception()  # retrieved: no warning when no one waits
 
 
+class _Subscription:
+    """An SSE response that gives its stream up when it ends, however it ends (the
+    client went away before the first event, say)."""
+
+    def __init__(self, response: Any, stream: OutStream, served: Served) -> None:
+        self.response = response
+        self.stream = stream
+        self.served = served
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await self.response(scope, receive, send)
+        finally:
+            self.stream.subscribed = False
+            self.served.streams -= 1
+            self.served.touch()
+
+
 def _session_of(frame: dict[str, Any]) -> str | None:
     params = frame.get("params")
     if isinstance(params, dict):
@@ -348,22 +366,15 @@ class HttpEndpoint:
             raise Refused(409, "this stream has a subscriber already")
         stream.subscribed = True
         served.streams += 1
-
-        async def events() -> AsyncIterator[dict[str, str]]:
-            try:
-                async for event in stream.events(channel.ended):
-                    yield event
-            finally:
-                stream.subscribed = False
-                served.streams -= 1
-                served.touch()
-
         reply_headers = {CONNECTION_ID: served.id}
         if session is not None:
             reply_headers[SESSION_ID] = session
-        return self._sse.EventSourceResponse(
-            events(), ping=self.options.keepalive, headers=reply_headers
+        response = self._sse.EventSourceResponse(
+            stream.events(channel.ended),
+            ping=self.options.keepalive,
+            headers=reply_headers,
         )
+        return _Subscription(response, stream, served)
 
     # -- DELETE ----------------------------------------------------------------------
     async def _delete(self, request: Any) -> Any:
