@@ -40,7 +40,7 @@ import asyncio
 import collections
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ._channel import ChannelClosed
 from ._remote import CONNECTION_ID, SESSION_ID, STREAM_QUEUE, need
@@ -87,9 +87,17 @@ class HttpClientChannel:
     """A Streamable HTTP connection to ``url`` through an ``httpx.AsyncClient``."""
 
     def __init__(
-        self, client: Any, url: str, info: RemoteInfo, max_queued: int = STREAM_QUEUE
+        self,
+        client: Any,
+        url: str,
+        info: RemoteInfo,
+        max_queued: int = STREAM_QUEUE,
+        stream_client: Callable[[], Any] | None = None,
     ) -> None:
         self.client = client
+        #: makes the client of each session's stream (None: they share ``client``)
+        self.stream_client = stream_client
+        self._stream_clients: dict[str, Any] = {}
         self.url = url
         self.info = info
         self.max_queued = max_queued
@@ -295,9 +303,15 @@ class HttpClientChannel:
             if session is None
             else f"session {session}'s event stream"
         )
+        client = self.client
+        if session is not None and self.stream_client is not None:
+            client = self._stream_clients.get(session)
+            if client is None:
+                client = self._stream_clients[session] = self.stream_client()
+                client.cookies.update(self.client.cookies)
         try:
             async with self._sse.aconnect_sse(
-                self.client, "GET", self.url, headers=headers
+                client, "GET", self.url, headers=headers
             ) as source:
                 response = source.response
                 self._keep_cookies()
@@ -378,7 +392,8 @@ class HttpClientChannel:
                 task.cancel()
             if tasks:
                 await asyncio.wait(tasks, timeout=1.0)
-            await self.client.aclose()
+            for client in (self.client, *self._stream_clients.values()):
+                await client.aclose()
 
 
 def _retrieve(task: asyncio.Task[Any]) -> None:
@@ -415,21 +430,30 @@ async def connect_http(
     if max_queued < 1:
         raise ValueError("max_queued must be >= 1")
     secure = url.lower().startswith("https:")
-    client = httpx.AsyncClient(
-        headers=dict(headers or {}),
-        cookies=dict(cookies or {}),
-        http1=secure or not http2,
-        http2=http2,
-        timeout=httpx.Timeout(open_timeout, read=None, pool=None),
-        limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
-        trust_env=False,
-    )
+
+    def make() -> Any:
+        return httpx.AsyncClient(
+            headers=dict(headers or {}),
+            cookies=dict(cookies or {}),
+            http1=secure or not http2,
+            http2=http2,
+            timeout=httpx.Timeout(open_timeout, read=None, pool=None),
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
+            trust_env=False,
+        )
+
     info = RemoteInfo(url, "", dict(headers or {}), dict(cookies or {}))
-    channel = HttpClientChannel(client, url, info, max_queued)
+    # Over HTTP/2, each session's stream has a TCP connection of its own: httpcore reads
+    # an HTTP/2 connection under one lock taken in turn, so with two streams waiting on
+    # one connection, the answer to a POST could wait for the next event of a stream
+    # (up to a keepalive: 15 s). The POSTs and the connection's stream share one.
+    channel = HttpClientChannel(
+        make(), url, info, max_queued, stream_client=make if http2 else None
+    )
     try:
         conn = rpc.over(side, channel, **options)
     except BaseException:
-        await client.aclose()
+        await channel.client.aclose()
         raise
     conn.remote = info
     return conn
