@@ -43,7 +43,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ._channel import ChannelClosed
-from ._remote import CONNECTION_ID, SESSION_ID, STREAM_QUEUE, need
+from ._remote import CONNECTION_ID, SESSION_ID, STREAM_QUEUE, RefusedError, need
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -81,6 +81,7 @@ class _Refused(Exception):
     def __init__(self, status: int, line: str) -> None:
         super().__init__(f"HTTP {status}" + (f": {line}" if line else ""))
         self.status = status
+        self.line = line
 
 
 class HttpClientChannel:
@@ -260,8 +261,8 @@ class HttpClientChannel:
                 await self._open(None)
             except _Refused as exc:
                 raise ChannelClosed(f"the connection's event stream was refused: {exc}")
-        except _Refused as exc:
-            reason = f"initialize was refused: {exc}"
+        except _Refused as exc:  # the connection closes with the server's refusal
+            raise RefusedError(self.url, exc.status, exc.line) from exc
         except self._httpx.HTTPError as exc:
             reason = f"initialize failed: {exc!r}"
         else:
