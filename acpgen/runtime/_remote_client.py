@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Union
 
 from ._frames import RemoteError
+from ._remote import RefusedError
 from ._session_state import Acp
 
 if TYPE_CHECKING:
@@ -225,9 +226,10 @@ def _typed(rpc: Rpc, method: str, params: Any) -> Any:
 def _transient(exc: BaseException) -> bool:
     """Whether trying again may succeed: the transport failed (refused, reset, closed,
     timed out) or a server or balancer answered a status worth retrying."""
-    response = getattr(exc, "response", None)
-    status = getattr(response, "status_code", None)
-    if isinstance(status, int):  # websockets' InvalidStatus, httpx's HTTPStatusError
+    if isinstance(exc, RefusedError):
+        return exc.status in _TRANSIENT_STATUSES
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if isinstance(status, int):  # a library's own error for an HTTP status
         return status in _TRANSIENT_STATUSES
     if isinstance(exc, (OSError, asyncio.TimeoutError, EOFError)):
         return True  # ConnectionError (ConnectionClosedError, ChannelClosed) included

@@ -180,6 +180,28 @@ def test_pending_requests_fail_at_once_when_the_socket_drops(v1: ModuleType) -> 
     run(body())
 
 
+def test_pending_requests_fail_at_once_when_the_network_drops(v1: ModuleType) -> None:
+    """The TCP connection aborted under the client (no close frame, as when the network
+    or the server's host goes away): the pending prompt fails at once."""
+
+    async def body() -> None:
+        world = World()
+        async with served(app_for(v1, world)) as base:
+            conn, agent, sid = await first_connection(v1, base.replace("http", "ws") + "/acp")
+            prompt = v1.PromptRequest(session_id=sid, prompt=[v1.TextContentBlock(text="hang")])
+            turn = asyncio.ensure_future(agent.session_prompt(prompt))
+            await asyncio.wait_for(world.prompting.wait(), 5)
+            dropped = time.monotonic()
+            conn.channel.websocket.transport.abort()
+            with pytest.raises(closed_error(v1)):
+                await asyncio.wait_for(turn, 5)
+            assert time.monotonic() - dropped < 1.0
+            assert conn.is_closed and "1006" in conn.close_reason
+            await asyncio.wait_for(world.conns[0].wait_closed(), 5)  # the server saw it too
+
+    run(body())
+
+
 def test_reconnect_restores_the_sessions_with_credentials_and_cookies(v1: ModuleType) -> None:
     async def body() -> None:
         world = World()
@@ -263,7 +285,7 @@ def test_transient_failures_are_tried_again_with_backoff_bounded(v1: ModuleType)
     async def body() -> None:
         world = World()
         rc = remote(v1)
-        websockets_exceptions = importlib.import_module("websockets.exceptions")
+        refused = importlib.import_module(v1.__package__ + "._remote").RefusedError
         sticky = Sticky(app_for(v1, world), refuse=0)
         async with served(sticky) as base:
             conn, agent, sid = await first_connection(v1, base.replace("http", "ws") + "/acp")
@@ -277,13 +299,13 @@ def test_transient_failures_are_tried_again_with_backoff_bounded(v1: ModuleType)
             await again.conn.close()
             # bounded: the last failure is raised
             sticky.seen.clear()
-            with pytest.raises(websockets_exceptions.InvalidStatus, match="503"):
+            with pytest.raises(refused, match="503"):
                 await rc.reconnect(conn, Recorder(), initialize=init(v1), sessions=[load(v1, sid)], attempts=2, backoff=0.01)
             assert len(sticky.seen) == 2
             # not transient (401 from a missing credential): raised at once
             sticky.seen.clear()
             sticky.status = 401
-            with pytest.raises(websockets_exceptions.InvalidStatus, match="401"):
+            with pytest.raises(refused, match="401"):
                 await rc.reconnect(conn, Recorder(), initialize=init(v1), sessions=[load(v1, sid)], attempts=5, backoff=0.01)
             assert len(sticky.seen) == 1
 
