@@ -36,8 +36,8 @@ def closed_error(v1: ModuleType) -> Any:
 
 
 def remote(v1: ModuleType) -> ModuleType:
-    """The bindings' own copy of ``_remote_client``."""
-    return importlib.import_module(v1.__package__ + "._remote_client")
+    """The bindings' package: ``reconnect`` and its companions, as users import them."""
+    return importlib.import_module(v1.__package__)
 
 
 class World:
@@ -241,7 +241,7 @@ def test_reconnect_restores_the_sessions_with_credentials_and_cookies(v1: Module
 
 
 def _bearer(v1: ModuleType) -> Any:
-    return importlib.import_module(v1.__package__ + "._remote").bearer({"tok": "alice"})
+    return remote(v1).bearer({"tok": "alice"})
 
 
 def test_a_session_the_agent_refuses_is_reported_the_others_loaded(v1: ModuleType) -> None:
@@ -285,7 +285,7 @@ def test_transient_failures_are_tried_again_with_backoff_bounded(v1: ModuleType)
     async def body() -> None:
         world = World()
         rc = remote(v1)
-        refused = importlib.import_module(v1.__package__ + "._remote").RefusedError
+        refused = rc.RefusedError
         sticky = Sticky(app_for(v1, world), refuse=0)
         async with served(sticky) as base:
             conn, agent, sid = await first_connection(v1, base.replace("http", "ws") + "/acp")

@@ -197,7 +197,7 @@ class Outcome:
 async def one_client(
     v1: ModuleType, closed: type[Exception], url: str, go: asyncio.Event, outcome: Outcome
 ) -> None:
-    rc = importlib.import_module(v1.__package__ + "._remote_client")
+    acp = importlib.import_module(v1.__package__)
     conn = await v1.RPC.connect_url(url)
     outcome.server = conn.remote.cookies.get("SRV", "")
     recorder = Recorder()
@@ -226,7 +226,7 @@ async def one_client(
     started = time.monotonic()
     replay = Recorder()
     load = v1.LoadSessionRequest(session_id=sid, cwd=str(ROOT), mcp_servers=[])
-    again = await rc.reconnect(conn, replay, initialize=init, sessions=[load], attempts=6, backoff=0.2)
+    again = await acp.reconnect(conn, replay, initialize=init, sessions=[load], attempts=6, backoff=0.2)
     outcome.reconnect = time.monotonic() - started
     assert not again.failed, f"the survivor could not load {sid}: {again.failed}"
     outcome.attempts = again.attempts
