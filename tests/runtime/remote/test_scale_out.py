@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+import select
 import shutil
 import signal
 import socket
@@ -140,7 +141,8 @@ def cluster(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             servers[name] = proc
         for name, proc in servers.items():
             assert proc.stdout is not None
-            line = proc.stdout.readline().decode().split()  # "a 41234" once it listens
+            ready, _, _ = select.select([proc.stdout], [], [], 30)
+            line = proc.stdout.readline().decode().split() if ready else []  # "a 41234" once it listens
             assert line and line[0] == name, (tmp_path / f"{name}.log").read_text()
             ports[name] = int(line[1])
         port = free_port()
