@@ -39,9 +39,14 @@ if TYPE_CHECKING:
         Versions,
     )
     from ._channel import Channel, ChannelClosed, memory_pair
-    from ._remote import RemoteDependencyError, Security, bearer
+    from ._remote import RefusedError, RemoteDependencyError, Security, bearer
     from ._remote_server import run_server
-    from ._remote_client import RemoteInfo
+    from ._remote_client import (
+        RemoteInfo,
+        Reconnected,
+        SessionLoadUnsupportedError,
+        reconnect,
+    )
 
 #: the generated modules of this package (import them as ``acp_typeddict.<name>``)
 MODULES: tuple[str, ...] = ("v1",)
@@ -97,6 +102,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(_channel, name)
     if name in (
+        "RefusedError",
         "RemoteDependencyError",
         "Security",
         "bearer",
@@ -112,6 +118,9 @@ def __getattr__(name: str) -> Any:
         return getattr(_remote_server, name)
     if name in (
         "RemoteInfo",
+        "Reconnected",
+        "SessionLoadUnsupportedError",
+        "reconnect",
     ):
         from . import _remote_client
 
@@ -143,6 +152,8 @@ __all__ = [
     "PARSE_ERROR",
     "PermissionOutcome",
     "REQUEST_CANCELLED",
+    "Reconnected",
+    "RefusedError",
     "RemoteDependencyError",
     "RemoteError",
     "RemoteInfo",
@@ -153,6 +164,7 @@ __all__ = [
     "RpcError",
     "Security",
     "Session",
+    "SessionLoadUnsupportedError",
     "SessionSnapshot",
     "ToolCalls",
     "Traffic",
@@ -165,5 +177,6 @@ __all__ = [
     "current_request",
     "memory_pair",
     "permission_options",
+    "reconnect",
     "run_server",
 ]
