@@ -104,8 +104,8 @@ class Recorder:
 
 class Sticky:
     """ASGI middleware playing a sticky balancer: sets a cookie on every WebSocket
-    handshake, records the Cookie and Authorization headers each handshake brought, and
-    answers the first ``refuse`` handshakes with ``status``."""
+    handshake and HTTP response, records the headers each handshake or request brought,
+    and answers the first ``refuse`` WebSocket handshakes with ``status``."""
 
     def __init__(self, app: Any, refuse: int = 0, status: int = 503) -> None:
         self.app = app
@@ -114,10 +114,19 @@ class Sticky:
         self.seen: list[dict[str, str]] = []
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "websocket":
+        if scope["type"] not in ("websocket", "http"):
             return await self.app(scope, receive, send)
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         self.seen.append(headers)
+        if scope["type"] == "http":
+
+            async def responding(message: Any) -> None:
+                if message["type"] == "http.response.start":
+                    extra = [(b"set-cookie", b"SRV=one; Path=/")]
+                    message = {**message, "headers": [*message.get("headers", []), *extra]}
+                await send(message)
+
+            return await self.app(scope, receive, responding)
         if len(self.seen) <= self.refuse:
             await receive()  # websocket.connect
             await send({"type": "websocket.http.response.start", "status": self.status, "headers": []})
@@ -202,13 +211,17 @@ def test_pending_requests_fail_at_once_when_the_network_drops(v1: ModuleType) ->
     run(body())
 
 
-def test_reconnect_restores_the_sessions_with_credentials_and_cookies(v1: ModuleType) -> None:
+@pytest.mark.parametrize("scheme", ["ws", "http"], ids=["websocket", "streamable-http"])
+def test_reconnect_restores_the_sessions_with_credentials_and_cookies(v1: ModuleType, scheme: str) -> None:
+    if scheme == "http" and not hasattr(importlib.import_module(v1.__package__ + "._http_client"), "connect_http"):
+        pytest.skip("this build has no Streamable HTTP client yet (_http_client.connect_http)")
+
     async def body() -> None:
         world = World()
         rc = remote(v1)
         sticky = Sticky(app_for(v1, world, authenticate=_bearer(v1)))
         async with served(sticky) as base:
-            url = base.replace("http", "ws") + "/acp"
+            url = base.replace("http", scheme) + "/acp"
             auth = {"Authorization": "Bearer tok"}
             conn, agent, sid = await first_connection(v1, url, headers=auth)
             other = await agent.session_new(v1.NewSessionRequest(cwd=str(ROOT), mcp_servers=[]))
@@ -217,6 +230,7 @@ def test_reconnect_restores_the_sessions_with_credentials_and_cookies(v1: Module
             assert conn.remote.cookies == {"SRV": "one"}
             await world.conns[0].close("the server went away")
             await asyncio.wait_for(conn.wait_closed(), 5)
+            before = len(sticky.seen)
 
             recorders: list[Recorder] = []
 
@@ -227,9 +241,11 @@ def test_reconnect_restores_the_sessions_with_credentials_and_cookies(v1: Module
             again = await rc.reconnect(conn, handler, initialize=init(v1), sessions=[load(v1, sid), load(v1, other.session_id)])
             assert sorted(again.loaded) == sorted([sid, other.session_id]) and again.failed == {}
             assert again.attempts == 1 and again.initialized.agent_capabilities.load_session is True
-            # the same credentials, the cookie the server set
-            assert sticky.seen[1]["authorization"] == "Bearer tok"
-            assert sticky.seen[1]["cookie"] == "SRV=one"
+            # the same credentials, the cookie the server set, on every request
+            assert len(sticky.seen) > before
+            assert all(h.get("authorization") == "Bearer tok" for h in sticky.seen[before:])
+            sent = [h.get("cookie") for h in sticky.seen[before:]]
+            assert all(c == "SRV=one" for c in sent), sent  # once: a balancer reads the first
             assert recorders[0].texts == ["first"]  # the history, replayed before load answered
             new_agent = v1.RemoteAgent(again.conn)
             done = await new_agent.session_prompt(v1.PromptRequest(session_id=sid, prompt=[v1.TextContentBlock(text="second")]))
