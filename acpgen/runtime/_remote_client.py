@@ -135,7 +135,8 @@ async def reconnect(
     jitter, so that many clients do not come back at the same instant); any other
     error is raised at once. ``rpc`` is the module's (default: ``previous``'s);
     ``options`` are :func:`connect_url`'s (``http2``, ``open_timeout``, the
-    connection's options)."""
+    connection's options). ``previous`` is left as it is: close it first when it is
+    still open (a server keeps an open connection, and its sessions, until then)."""
     if attempts < 1 or backoff < 0 or max_backoff < 0:
         raise ValueError("attempts must be >= 1, backoff and max_backoff >= 0")
     info = previous if isinstance(previous, RemoteInfo) else previous.remote
