@@ -112,6 +112,9 @@ class Sticky:
         self.refuse = refuse
         self.status = status
         self.seen: list[dict[str, str]] = []
+        #: Streamable HTTP: the first ``refuse_http`` initialize POSTs are answered ``status``
+        self.refuse_http = 0
+        self.initializes = 0
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] not in ("websocket", "http"):
@@ -119,6 +122,12 @@ class Sticky:
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         self.seen.append(headers)
         if scope["type"] == "http":
+            if scope["method"] == "POST" and headers.get("acp-connection-id") is None:
+                self.initializes += 1
+                if self.initializes <= self.refuse_http:  # an initialize, refused
+                    await send({"type": "http.response.start", "status": self.status, "headers": []})
+                    await send({"type": "http.response.body", "body": b"busy\n"})
+                    return None
 
             async def responding(message: Any) -> None:
                 if message["type"] == "http.response.start":
@@ -324,6 +333,30 @@ def test_transient_failures_are_tried_again_with_backoff_bounded(v1: ModuleType)
             with pytest.raises(refused, match="401"):
                 await rc.reconnect(conn, Recorder(), initialize=init(v1), sessions=[load(v1, sid)], attempts=5, backoff=0.01)
             assert len(sticky.seen) == 1
+
+    run(body())
+
+
+def test_a_busy_balancer_is_tried_again_over_streamable_http(v1: ModuleType) -> None:
+    """Over Streamable HTTP the refusal comes on the initialize POST: tried again too."""
+    if not hasattr(importlib.import_module(v1.__package__ + "._http_client"), "connect_http"):
+        pytest.skip("this build has no Streamable HTTP client yet (_http_client.connect_http)")
+
+    async def body() -> None:
+        world = World()
+        rc = remote(v1)
+        sticky = Sticky(app_for(v1, world))
+        async with served(sticky) as base:
+            conn, agent, sid = await first_connection(v1, base + "/acp")
+            await conn.close()
+            sticky.refuse_http, sticky.initializes = 2, 0
+            again = await rc.reconnect(conn, Recorder(), initialize=init(v1), sessions=[load(v1, sid)], attempts=3, backoff=0.05)
+            assert again.attempts == 3 and list(again.loaded) == [sid] and sticky.initializes == 3
+            await again.conn.close()
+            sticky.refuse_http, sticky.initializes = 2, 0
+            with pytest.raises(closed_error(v1), match="503"):
+                await rc.reconnect(conn, Recorder(), initialize=init(v1), sessions=[load(v1, sid)], attempts=2, backoff=0.01)
+            assert sticky.initializes == 2
 
     run(body())
 
