@@ -3,7 +3,7 @@
 connection core (:func:`connect_http`).
 
 * The first message sent must be ``initialize`` (a request sent before it fails with an
-  error, the connection stays): its ``POST`` answers ``200`` with the response as the
+  error and the connection stays; a notification closes it): its ``POST`` answers ``200`` with the response as the
   body and the connection's id in ``Acp-Connection-Id``; the client then opens the
   connection's event stream (``GET``) before anything else is sent. An ``initialize``
   refused (any other status), or a missing id, closes the connection with the status
@@ -34,6 +34,12 @@ session.
 :meth:`HttpClientChannel.aclose` sends ``DELETE`` (best effort, 2 s at most), ends the
 streams and closes the client. Cookies the server sets are kept for the connection's
 requests and shown in ``conn.remote.cookies``; ``headers`` go on every request.
+
+With ``http2`` every request and stream of the connection shares one TCP connection
+(HTTP/2 with prior knowledge on ``http://``: the server must speak it, as Hypercorn
+does; ALPN on ``https://``). ``httpx`` does not reset an HTTP/2 stream it stops reading
+before its end, so a stream is given up only by closing the client, which
+:meth:`~HttpClientChannel.aclose` does.
 """
 
 from __future__ import annotations
