@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 479832c6f9b88e3c022b2d7d8ff0f64eec569b2d35ed3b877efae3e99c2fce7a
+# input-hash: 7789de0b558c0121a4cfba271ab2757c208184b3cdaa139735e3fb3b6aa5c38a
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (

@@ -43,7 +43,9 @@ CLIENTS = 200
 WORDS = 80  # the first turn: "slow" and 80 words, one every 0.1 s (8 s)
 SLOW = "slow " + " ".join(f"w{i}" for i in range(WORDS))
 BOUND = 90.0  # seconds, the whole scenario
-FAIL_FAST = {"ws": 1.0, "http": 6.0}  # seconds from the kill to the last pending prompt failed (see below)
+#: seconds from the kill to the last pending prompt failed, beyond how late this process's
+#: loop runs (see below)
+FAIL_FAST = {"ws": 1.0, "http": 2.0}
 
 SERVER = """
 import asyncio, sys
@@ -329,10 +331,11 @@ def test_two_servers_behind_haproxy_one_killed_mid_turn(
     # fast: long before any timeout would tell (keepalives come every 15 s, HAProxy's
     # timeouts are 60 s; without the drop seen, a prompt would wait for ever). Over
     # WebSocket the last of 100 fails within 0.05-0.15 s; over Streamable HTTP within
-    # 2-3.6 s, because the 200 clients of this one process keep its loop busy (httpx and
-    # SSE parsing: its timers run 1.3-2.4 s late, against 0.03-0.3 s with WebSocket), so
-    # the later failures wait their turn
-    assert measured["kill to all pending failed s"] < FAIL_FAST[scheme]
+    # 2-4.7 s, because the 200 clients of this one process keep its loop busy (httpx and
+    # SSE parsing: its timers run 1.3-4.2 s late, against 0.03-0.3 s with WebSocket), so
+    # the later failures wait their turn: the bound is on top of that lateness
+    lateness = measured["clients' loop lag max s"]
+    assert measured["kill to all pending failed s"] < FAIL_FAST[scheme] + lateness
     # the cookie named the dead server: HAProxy redispatched at once (without `option
     # redispatch`, the first attempt gets a 503 and only a retry after the health check
     # marked the server down succeeds)
