@@ -3,7 +3,7 @@
 connection core (:func:`connect_http`).
 
 * The first message sent must be ``initialize`` (a request sent before it fails with an
-  error, the connection stays): its ``POST`` answers ``200`` with the response as the
+  error and the connection stays; a notification closes it): its ``POST`` answers ``200`` with the response as the
   body and the connection's id in ``Acp-Connection-Id``; the client then opens the
   connection's event stream (``GET``) before anything else is sent. An ``initialize``
   refused (any other status), or a missing id, closes the connection with the status
@@ -20,18 +20,26 @@ connection core (:func:`connect_http`).
   stream's reader waits while it is full, so a slow handler slows the server's sends
   and nothing is dropped.
 
-Failures: a ``POST`` answered ``404`` (the server no longer knows the connection), a
-transport error, or the connection's event stream ending or failing closes the
-connection with that reason (requests in flight fail with ``ConnectionClosedError``). A
-``POST`` answered with another status (``413`` for a body over the server's limit, say)
-fails that message only: a request gets an error response (-32603, the status and the
-server's line in its message); a notification or a response is logged and dropped. A
-session's stream ending is not a close: it is opened again before the next message
-about that session.
+Failures (read as the TypeScript SDK's client reads them): a transport error, a
+``POST`` answered ``401``, ``403``, ``404`` or ``410`` (the connection is unusable or
+gone), or the connection's event stream ending or failing closes the connection with
+that reason (requests in flight fail with ``ConnectionClosedError``). A ``POST`` of a
+request answered with another status (``413`` for a body over the server's limit, say)
+fails that request only: it gets an error response (-32603, the status and the server's
+line in its message, ``{"status", "body"}`` as its data). A notification or a response
+refused closes the connection (its loss would leave the peers out of step). A session's
+stream ending is not a close: it is opened again before the next message about that
+session.
 
 :meth:`HttpClientChannel.aclose` sends ``DELETE`` (best effort, 2 s at most), ends the
 streams and closes the client. Cookies the server sets are kept for the connection's
 requests and shown in ``conn.remote.cookies``; ``headers`` go on every request.
+
+With ``http2`` every request and stream of the connection shares one TCP connection
+(HTTP/2 with prior knowledge on ``http://``: the server must speak it, as Hypercorn
+does; ALPN on ``https://``). ``httpx`` does not reset an HTTP/2 stream it stops reading
+before its end, so a stream is given up only by closing the client, which
+:meth:`~HttpClientChannel.aclose` does.
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ import asyncio
 import collections
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Final, Mapping
 
 from ._channel import ChannelClosed
 from ._remote import CONNECTION_ID, SESSION_ID, STREAM_QUEUE, RefusedError, need
@@ -53,9 +61,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: the error code of the answer made here for a request the server refused
-REFUSED_CODE = -32603
+REFUSED_CODE: Final = -32603
+#: statuses meaning the connection is unusable or gone (as the TypeScript SDK reads them)
+GONE: Final = frozenset({401, 403, 404, 410})
+#: characters of a refusal's body kept in the error's data
+BODY_KEPT: Final = 8192
 #: seconds ``aclose`` gives the ``DELETE``
-DELETE_TIMEOUT = 2.0
+DELETE_TIMEOUT: Final = 2.0
 
 
 def _key(rid: Any) -> tuple[str, Any]:
@@ -78,10 +90,16 @@ def _line(text: str) -> str:
 
 
 class _Refused(Exception):
-    def __init__(self, status: int, line: str) -> None:
-        super().__init__(f"HTTP {status}" + (f": {line}" if line else ""))
+    """A status other than the one expected (0: a message refused before it is
+    sent): the first line of the body says why."""
+
+    def __init__(self, status: int, body: str = "") -> None:
+        line = _line(body)
+        said = [f"HTTP {status}"] if status else []  # 0: refused here, not by HTTP
+        super().__init__(": ".join(said + [line] if line else said))
         self.status = status
         self.line = line
+        self.body = body[:BODY_KEPT]
 
 
 class HttpClientChannel:
@@ -196,40 +214,37 @@ class HttpClientChannel:
                     self.url, content=message, headers=headers
                 )
                 self._keep_cookies()
-                if response.status_code == 404:
-                    raise ChannelClosed(
-                        f"the server does not know the connection any more: HTTP 404"
-                        f" {_line(response.text)}".rstrip()
-                    )
                 if response.status_code not in (200, 202):
-                    raise _Refused(response.status_code, _line(response.text))
+                    raise _Refused(response.status_code, response.text)
             except _Refused as refused:
-                self._refused(frame, str(refused))
+                self._refused(frame, refused)
             except ChannelClosed:
                 raise  # the connection closes with this reason
             except self._httpx.HTTPError as exc:
                 reason = f"posting to {self.url} failed: {exc!r}"
                 raise ChannelClosed(reason) from exc
 
-    def _refused(self, frame: Any, why: str) -> None:
-        """Fail one message the server refused: a request gets an error answer."""
-        if isinstance(frame, dict) and "method" in frame and "id" in frame:
-            error = {
-                "jsonrpc": "2.0",
-                "id": frame["id"],
-                "error": {
-                    "code": REFUSED_CODE,
-                    "message": f"the server refused the request: {why}",
-                },
-            }
-            self._push_now(json.dumps(error).encode())
-        else:
-            what = (
-                frame.get("method", "a response")
-                if isinstance(frame, dict)
-                else "a message"
-            )
-            log.warning("the server refused %s (dropped): %s", what, why)
+    def _refused(self, frame: Any, refused: _Refused) -> None:
+        """A message the server refused: a request gets an error answer (its data:
+        the status and the body); a notification or a response (whose loss would
+        leave the peers out of step), or a status saying the connection is unusable,
+        closes the connection (ChannelClosed)."""
+        request = isinstance(frame, dict) and "method" in frame and "id" in frame
+        if refused.status in GONE or not request:
+            what = "a message"
+            if isinstance(frame, dict):
+                what = frame.get("method", "a response")
+            raise ChannelClosed(f"the server refused {what}: {refused}")
+        error = {
+            "jsonrpc": "2.0",
+            "id": frame["id"],
+            "error": {
+                "code": REFUSED_CODE,
+                "message": f"the server refused the request: {refused}",
+                "data": {"status": refused.status, "body": refused.body},
+            },
+        }
+        self._push_now(json.dumps(error).encode())
 
     async def _initialize(self, message: bytes, frame: Any) -> None:
         if not (
@@ -237,7 +252,8 @@ class HttpClientChannel:
             and frame.get("method") == "initialize"
             and "id" in frame
         ):
-            self._refused(frame, "the first message must be the initialize request")
+            why = "the first message must be the initialize request"
+            self._refused(frame, _Refused(0, why))
             return
         try:
             response = await self.client.post(
@@ -250,7 +266,7 @@ class HttpClientChannel:
             )
             self._keep_cookies()
             if response.status_code != 200:
-                raise _Refused(response.status_code, _line(response.text))
+                raise _Refused(response.status_code, response.text)
             cid = response.headers.get(CONNECTION_ID)
             if not cid:
                 raise _Refused(
@@ -271,6 +287,13 @@ class HttpClientChannel:
         raise ChannelClosed(reason)  # the connection closes with this reason
 
     def _keep_cookies(self) -> None:
+        # a cookie given at connect (a previous connection's, to be sticky) has no
+        # domain; once the server sets one of that name, only the server's is sent
+        # (else both would go, and a balancer reads the first: the old server)
+        jar = self.client.cookies.jar
+        renewed = {c.name for c in jar if c.domain}
+        for cookie in [c for c in jar if not c.domain and c.name in renewed]:
+            jar.clear(cookie.domain, cookie.path, cookie.name)
         self.info.cookies.clear()
         self.info.cookies.update(
             {c.name: c.value or "" for c in self.client.cookies.jar}
@@ -318,7 +341,7 @@ class HttpClientChannel:
                 self._keep_cookies()
                 if response.status_code != 200:
                     await response.aread()
-                    raise _Refused(response.status_code, _line(response.text))
+                    raise _Refused(response.status_code, response.text)
                 opened.set_result(None)
                 async for event in source.aiter_sse():
                     if not event.data:

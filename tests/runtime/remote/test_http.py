@@ -271,7 +271,7 @@ def test_cookies_kept_and_sent_headers_on_every_request(v1: ModuleType) -> None:
 
 def test_refused_post_fails_that_request_only(v1: ModuleType) -> None:
     """A prompt over the server's body limit is answered 413: that request fails with an
-    error naming the status; the connection goes on."""
+    error naming the status; the connection goes on. A notification refused closes it."""
 
     async def main() -> None:
         record = Record()
@@ -282,8 +282,14 @@ def test_refused_post_fails_that_request_only(v1: ModuleType) -> None:
             with pytest.raises(package(v1).RemoteError) as refused:
                 await agent.session_prompt(prompt(v1, sid, "count 1 " + "z" * 100_000))
             assert "HTTP 413" in str(refused.value)
+            assert refused.value.data["status"] == 413 and "over" in refused.value.data["body"]
             result = await agent.session_prompt(prompt(v1, sid, "count 2"))
             assert result.stop_reason == "end_turn" and not conn.is_closed
+            # a notification refused cannot be answered: the connection closes, saying why
+            with pytest.raises(package(v1).ConnectionClosedError) as closed:
+                await agent.session_cancel(v1.CancelNotification(session_id=sid, meta={"pad": "z" * 100_000}))
+            assert "the server refused session/cancel: HTTP 413" in str(closed.value)
+            await conn.wait_closed()
             await conn.close()
 
     run(main())

@@ -281,25 +281,34 @@ def test_unparseable_json_is_answered_on_the_connection_stream(v1: ModuleType) -
 
 
 def test_late_session_stream_gets_what_was_held_in_order(v1: ModuleType) -> None:
-    """A prompt posted before its session's stream is open: the updates and the answer
-    are held (bounded) and the stream opened later gets them all, in order. The answer to
-    session/new comes on the connection's stream."""
+    """A prompt posted before its session's stream is open: the updates are held, at most
+    stream_queue of them (the agent's sends wait beyond), and the stream opened later gets
+    them all and the answer, in order. The answer to session/new comes on the
+    connection's stream."""
 
     async def main() -> None:
-        async with endpoint(v1) as (_, http, url):
+        async with endpoint(v1, stream_queue=4) as (app, http, url):
             cid = await initialize(http, url)
             new = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}}
             assert (await post(http, url, cid, new)).status_code == 202
             [created] = await asyncio.wait_for(events(http, url, {"acp-connection-id": cid}, 1), 5)
             sid = created["result"]["sessionId"]
             turn = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
-                    "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "count 5"}]}}  # fmt: skip
+                    "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "count 20"}]}}  # fmt: skip
             assert (await post(http, url, cid, turn, **{"acp-session-id": sid})).status_code == 202
+            channel = app.state.acp.connections[cid].state
+            for _ in range(100):
+                if sid in channel.streams and channel.streams[sid].queue.full():
+                    break
+                await asyncio.sleep(0.02)
             await asyncio.sleep(0.2)
-            got = await asyncio.wait_for(events(http, url, {"acp-connection-id": cid, "acp-session-id": sid}, 6), 5)
-            texts = [m["params"]["update"]["content"]["text"] for m in got[:5]]
-            assert texts == [f"{i} " for i in range(5)]
-            assert got[5] == {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}}
+            held = channel.streams[sid]
+            assert held.queue.qsize() == 4 and held.high == 4 and not held.subscribed
+            got = await asyncio.wait_for(events(http, url, {"acp-connection-id": cid, "acp-session-id": sid}, 21), 5)
+            texts = [m["params"]["update"]["content"]["text"] for m in got[:20]]
+            assert texts == [f"{i} " for i in range(20)]
+            assert got[20] == {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}}
+            assert held.high == 4
 
     run(main())
 
