@@ -227,6 +227,8 @@ def _typed(rpc: Rpc, method: str, params: Any) -> Any:
 def _transient(exc: BaseException) -> bool:
     """Whether trying again may succeed: the transport failed (refused, reset, closed,
     timed out) or a server or balancer answered a status worth retrying."""
+    if isinstance(exc.__cause__, RefusedError):  # Streamable HTTP: refused initialize
+        exc = exc.__cause__
     if isinstance(exc, RefusedError):
         return exc.status in _TRANSIENT_STATUSES
     status = getattr(getattr(exc, "response", None), "status_code", None)

@@ -357,6 +357,11 @@ def test_a_busy_balancer_is_tried_again_over_streamable_http(v1: ModuleType) -> 
             with pytest.raises(closed_error(v1), match="503"):
                 await rc.reconnect(conn, Recorder(), initialize=init(v1), sessions=[load(v1, sid)], attempts=2, backoff=0.01)
             assert sticky.initializes == 2
+            # a refusal that is not transient (401): raised at once, its cause the status
+            sticky.refuse_http, sticky.initializes, sticky.status = 5, 0, 401
+            with pytest.raises(closed_error(v1), match="401") as failed:
+                await rc.reconnect(conn, Recorder(), initialize=init(v1), sessions=[load(v1, sid)], attempts=5, backoff=0.01)
+            assert sticky.initializes == 1 and failed.value.__cause__.status == 401
 
     run(body())
 
