@@ -1,14 +1,12 @@
-"""The asyncio connection: newline-delimited JSON-RPC over a pair of streams.
-
-What it promises (the README's "The JSON-RPC layer" says the same for users):
+"""The asyncio connection: JSON-RPC over newline-delimited streams, or over a message
+transport (a :class:`~._channel.Channel`: WebSocket, Streamable HTTP), with the same
+promises (the README's "The JSON-RPC layer" says the same for users):
 
 * **Lines of any size.** It reads lines itself (``reader.read``), whatever the reader's
-  own limit, up to ``max_line`` bytes (:data:`DEFAULT_MAX_LINE`). A longer line is never
-  held whole: a request on it is answered with an error carrying its own id, a response
-  to one of our requests fails that request with :class:`OversizedFrameError`; when
-  neither can be known the line is logged, and the connection closes if one of our
-  requests could be waiting for it. Every line it cannot handle is logged, and answered
-  where JSON-RPC allows.
+  own limit, up to ``max_line`` bytes (:data:`DEFAULT_MAX_LINE`; a message too). A longer
+  one is never held whole: a request on it is answered with an error carrying its id, a
+  response to one of our requests fails that request (:class:`OversizedFrameError`);
+  else it is logged, and the connection closes if one of our requests could wait for it.
 * **A lifecycle.** :meth:`Connection.start` (or :meth:`~Connection.serve`) starts reading;
   :meth:`~Connection.close`, the peer closing its output, or a failed write closes it. A
   request made when no answer can come (closed, peer gone, not serving) raises
@@ -521,30 +519,6 @@ class Connection(LineReader, MessageReader, Incoming):
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
-
-
-def check_options(options: dict[str, Any]) -> None:
-    """Raise as :class:`Connection` would for these keyword options (``TypeError`` for
-    an unknown one, ``ValueError`` for a bad value), before anything is started."""
-    import inspect
-
-    params = inspect.signature(Connection).parameters
-    for name in options:
-        param = params.get(name)
-        if param is None or param.kind is not param.KEYWORD_ONLY or name in _OWN:
-            raise TypeError(f"unexpected keyword argument {name!r} for a connection")
-    given = {name: p.default for name, p in params.items() if p.kind is p.KEYWORD_ONLY}
-    given.update(options)
-    _check_values(
-        given["max_line"],
-        given["max_in_flight"],
-        given["drain_timeout"],
-        given["close_grace"],
-    )
-
-
-#: keyword arguments a transport gives, never the user
-_OWN: Final = ("process", "channel")
 
 
 def _check_values(

@@ -447,7 +447,7 @@ async def connect_http(
     it is answered, and the cookies the server set."""
     httpx = need("httpx", "http")
     need("httpx_sse", "http")
-    from ._connection import check_options
+    from ._transports import check_options
     from ._remote_client import RemoteInfo
 
     check_options(options)

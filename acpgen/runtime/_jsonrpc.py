@@ -443,10 +443,9 @@ class Rpc:
         """A :class:`Connection` for ``side`` over a message transport (a
         :class:`~._channel.Channel`: one JSON-RPC message per frame), with every promise
         of a connection over streams (``options`` as for :meth:`connect`)."""
-        from ._connection import Connection, check_options
+        from ._transports import channel_connection
 
-        check_options(options)
-        return Connection(self, side, None, None, channel=channel, **options)
+        return channel_connection(self, side, channel, **options)
 
     def asgi_app(self, serve: Any, **options: Any) -> Any:
         """An ASGI app serving agents remotely at ``/acp`` over WebSocket and Streamable

@@ -73,9 +73,17 @@ async def connect_url(
         from ._http_client import connect_http
 
         return await connect_http(
-            rpc, url, side=side, headers=headers, cookies=cookies, http2=http2, **options
+            rpc,
+            url,
+            side=side,
+            headers=headers,
+            cookies=cookies,
+            http2=http2,
+            **options,
         )
-    raise ValueError(f"no ACP transport for {url!r}: use ws://, wss://, http:// or https://")
+    raise ValueError(
+        f"no ACP transport for {url!r}: use ws://, wss://, http:// or https://"
+    )
 
 
 class SessionLoadUnsupportedError(Exception):
@@ -141,7 +149,9 @@ async def reconnect(
         raise ValueError("attempts must be >= 1, backoff and max_backoff >= 0")
     info = previous if isinstance(previous, RemoteInfo) else previous.remote
     if not isinstance(info, RemoteInfo):
-        raise TypeError("reconnect needs a connection made by connect_url (or its RemoteInfo)")
+        raise TypeError(
+            "reconnect needs a connection made by connect_url (or its RemoteInfo)"
+        )
     if rpc is None:
         if isinstance(previous, RemoteInfo):
             raise TypeError("reconnect from a RemoteInfo needs rpc= (the module's RPC)")
@@ -164,7 +174,10 @@ async def reconnect(
             wait = min(delay, max_backoff) * random.uniform(0.5, 1.0)
             log.info(
                 "reconnect to %s: attempt %d failed (%r): again in %.2f s",
-                info.url, attempt, exc, wait,
+                info.url,
+                attempt,
+                exc,
+                wait,
             )
             await asyncio.sleep(wait)
             delay *= 2
@@ -185,10 +198,14 @@ async def _once(
 ) -> Reconnected:
     """One attempt: connect, initialize, check, load; the new connection closed when
     any of it fails."""
-    conn = await connect_url(rpc, info.url, headers=headers, cookies=info.cookies, **options)
+    conn = await connect_url(
+        rpc, info.url, headers=headers, cookies=info.cookies, **options
+    )
     try:
         conn.start(handler(conn) if callable(handler) else handler)
-        initialized = await conn.request(Acp.INITIALIZE, _typed(rpc, Acp.INITIALIZE, initialize))
+        initialized = await conn.request(
+            Acp.INITIALIZE, _typed(rpc, Acp.INITIALIZE, initialize)
+        )
         done = Reconnected(conn, initialized)
         if not loads:
             return done
@@ -201,7 +218,8 @@ async def _once(
             )
         ids = [rpc.session_of(Acp.LOAD, "request", params) or "" for params in loads]
         results = await asyncio.gather(
-            *(conn.request(Acp.LOAD, params) for params in loads), return_exceptions=True
+            *(conn.request(Acp.LOAD, params) for params in loads),
+            return_exceptions=True,
         )
         for session_id, result in zip(ids, results):
             if isinstance(result, RemoteError):
@@ -237,7 +255,8 @@ def _transient(exc: BaseException) -> bool:
     if isinstance(exc, (OSError, asyncio.TimeoutError, EOFError)):
         return True  # ConnectionError (ConnectionClosedError, ChannelClosed) included
     return any(
-        klass.__module__.split(".")[0] in ("websockets", "httpx", "httpcore", "h11", "h2")
+        klass.__module__.split(".")[0]
+        in ("websockets", "httpx", "httpcore", "h11", "h2")
         and klass.__name__ in ("InvalidHandshake", "InvalidMessage", "TransportError")
         for klass in type(exc).__mro__
     )

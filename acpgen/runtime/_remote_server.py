@@ -69,7 +69,10 @@ class AcpServer:
     connection (``serve(conn)``). ``options`` as :class:`~._remote.ServerOptions`."""
 
     def __init__(
-        self, rpc: Rpc, serve: Versions | Callable[[Connection], Any], options: ServerOptions
+        self,
+        rpc: Rpc,
+        serve: Versions | Callable[[Connection], Any],
+        options: ServerOptions,
     ) -> None:
         need("starlette", "server")
         self.rpc = rpc
@@ -258,7 +261,11 @@ def _quiet_denials() -> None:
 
 
 async def _run_hypercorn(
-    app: Any, host: str, port: int, log_level: str, started: Callable[[int], None] | None
+    app: Any,
+    host: str,
+    port: int,
+    log_level: str,
+    started: Callable[[int], None] | None,
 ) -> None:
     import os
     import socket
@@ -269,7 +276,9 @@ async def _run_hypercorn(
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
-    sock.listen(128)  # connections wait for Hypercorn's accept: started() means listening
+    sock.listen(
+        128
+    )  # connections wait for Hypercorn's accept: started() means listening
     sock.set_inheritable(True)
     # Hypercorn closes the socket it is given on shutdown: it gets its own descriptor
     config.bind = [f"fd://{os.dup(sock.fileno())}"]

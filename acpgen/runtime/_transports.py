@@ -1,6 +1,8 @@
 """The transports a :class:`~._connection.Connection` runs over: an agent process it
 starts (its stdin and stdout), and this process's own stdin and stdout (pipes, or plain
-files read in a thread). Reached through ``Rpc.spawn`` and ``Rpc.stdio``.
+files read in a thread). Reached through ``Rpc.spawn`` and ``Rpc.stdio``; a message
+transport's channel through ``Rpc.over`` (:func:`channel_connection`). Every transport
+checks a connection's options before it starts anything (:func:`check_options`).
 
 A spawned agent runs in a session and process group of its own (POSIX, by default), so
 that closing ends everything it started: its stdin is closed and the whole group gets
@@ -14,16 +16,45 @@ import asyncio
 import os
 import signal
 import sys
-from typing import Any, Awaitable, Callable, Mapping
+from typing import Any, Awaitable, Callable, Final, Mapping
 
-from ._connection import (
-    CLOSE_GRACE,
-    KILL_WAIT,
-    Connection,
-    check_options,
-)
+from ._connection import CLOSE_GRACE, KILL_WAIT, Connection, _check_values
 from ._jsonrpc import Rpc
 from ._lines import READ_CHUNK
+
+#: keyword arguments of a connection that a transport gives, never the user
+_OWN: Final = ("process", "channel")
+
+
+def check_options(options: dict[str, Any]) -> None:
+    """Raise as :class:`Connection` would for these keyword options (``TypeError`` for
+    an unknown one, ``ValueError`` for a bad value), before anything is started."""
+    import inspect
+
+    from ._connection import (
+        Connection as core,
+    )  # (the class itself, however named here)
+
+    params = inspect.signature(core).parameters
+    for name in options:
+        param = params.get(name)
+        if param is None or param.kind is not param.KEYWORD_ONLY or name in _OWN:
+            raise TypeError(f"unexpected keyword argument {name!r} for a connection")
+    given = {name: p.default for name, p in params.items() if p.kind is p.KEYWORD_ONLY}
+    given.update(options)
+    _check_values(
+        given["max_line"],
+        given["max_in_flight"],
+        given["drain_timeout"],
+        given["close_grace"],
+    )
+
+
+def channel_connection(rpc: Rpc, side: str, channel: Any, **options: Any) -> Connection:
+    """A :class:`Connection` for ``side`` over a :class:`~._channel.Channel`, its
+    options checked first."""
+    check_options(options)
+    return Connection(rpc, side, None, None, channel=channel, **options)
 
 
 async def end_process(

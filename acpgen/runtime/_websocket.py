@@ -61,7 +61,9 @@ class ServerWebSocketChannel:
         if self._closed:
             raise ChannelClosed("the WebSocket is closed")
         try:
-            await self.websocket.send({"type": "websocket.send", "text": message.decode()})
+            await self.websocket.send(
+                {"type": "websocket.send", "text": message.decode()}
+            )
         except Exception as exc:  # noqa: BLE001 - the server's own error types vary
             self._closed = True
             raise ChannelClosed(f"sending on the WebSocket failed: {exc!r}") from exc
@@ -160,7 +162,7 @@ async def connect_websocket(
     ``conn.remote`` (a :class:`~._remote_client.RemoteInfo`) has the handshake's
     ``Acp-Connection-Id`` and the cookies it set."""
     client = need("websockets.asyncio.client", "ws")
-    from ._connection import check_options
+    from ._transports import check_options
     from ._remote_client import RemoteInfo
 
     check_options(options)
@@ -188,6 +190,8 @@ async def connect_websocket(
         if name.lower() == "set-cookie":
             key, _, rest = value.partition("=")
             jar[key.strip()] = rest.split(";", 1)[0].strip()
-    info = RemoteInfo(url, response.headers.get(CONNECTION_ID, ""), dict(headers or {}), jar)
+    info = RemoteInfo(
+        url, response.headers.get(CONNECTION_ID, ""), dict(headers or {}), jar
+    )
     conn.remote = info
     return conn
