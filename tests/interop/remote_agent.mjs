@@ -1,8 +1,9 @@
 // The official SDK's remote server (`./experimental/server` on node:http through
 // `./experimental/node`, WebSocket upgrades through `ws`) serving an agent on the SDK's
 // app API, on a free loopback port, until stdin closes.
-//   node remote_agent.mjs
-// Prints `{"port": N}` on stdout once it listens.
+//   node remote_agent.mjs [--http2]
+// Prints `{"port": N}` on stdout once it listens. With --http2 it serves HTTP/2 over
+// cleartext (prior knowledge, node:http2's compatibility API) and no WebSocket.
 //
 // The agent plays the remote scenario of tests/runtime/remote/peers.py; a prompt's text says
 // what to do:
@@ -12,6 +13,7 @@
 //                 $/cancel_request aborts it (an "aborted" update, then the SDK's error)
 //   anything else is echoed back as one update (1 MB prompts included)
 import http from "node:http";
+import http2 from "node:http2";
 import { WebSocketServer } from "ws";
 import * as sdk from "@agentclientprotocol/sdk";
 import { AcpServer } from "@agentclientprotocol/sdk/experimental/server";
@@ -73,9 +75,12 @@ function createAgent() {
 }
 
 const server = new AcpServer({ createAgent });
-const httpServer = http.createServer(createNodeHttpHandler(server));
-const webSockets = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024 });
-httpServer.on("upgrade", createNodeWebSocketUpgradeHandler(server, webSockets));
+const handler = createNodeHttpHandler(server);
+const httpServer = process.argv.includes("--http2") ? http2.createServer(handler) : http.createServer(handler);
+if (!process.argv.includes("--http2")) {
+  const webSockets = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024 });
+  httpServer.on("upgrade", createNodeWebSocketUpgradeHandler(server, webSockets));
+}
 httpServer.listen(0, "127.0.0.1", () => {
   process.stdout.write(JSON.stringify({ port: httpServer.address().port }) + "\n");
 });

@@ -3,7 +3,8 @@
 // tests/runtime/remote/peers.py against the agent at a URL, each step on a new connection.
 //   node remote_client.mjs <url> <step...>
 // Prints `{step: record}` as JSON on stdout (a step that failed: `{"failed": message}`).
-// Steps: order, permission, cancel, cancel_request, two_sessions, large, load.
+// Steps: order, permission, cancel, cancel_request, two_sessions, large, load; vanish (the
+// process exits in the middle of a turn, after printing the session id).
 import { createHash } from "node:crypto";
 import WebSocket from "ws";
 import * as sdk from "@agentclientprotocol/sdk";
@@ -133,6 +134,14 @@ const scenario = {
     const result = await agent.request("session/prompt", text(made, "order 5"));
     await state.count(made, 5);
     return { sessionId: made, stop: result.stopReason, updates: state.updates[made] };
+  },
+  // leaves in the middle of a turn: the process ends at once, its socket or streams with it
+  async vanish(agent, state) {
+    const { sessionId } = await open(agent);
+    agent.request("session/prompt", text(sessionId, "hang")).catch(() => {});
+    await state.until(sessionId, (t) => t === "started");
+    process.stdout.write(JSON.stringify({ vanish: { sessionId } }) + "\n");
+    process.exit(0);
   },
 };
 
