@@ -80,6 +80,26 @@ def needs_http(v1: ModuleType, side: str) -> None:
         pytest.skip(f"acpgen's Streamable HTTP {side} is not in this runtime yet ({module}.{name})")
 
 
+class Requests:
+    """An ASGI app in front of another that keeps, for each HTTP request, its method and
+    its ``Acp-*`` headers (what a peer client did on the wire)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.seen: list[tuple[str, str | None, str | None]] = []  # method, connection, session
+        self.state = getattr(app, "state", None)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            self.seen.append((scope["method"], headers.get("acp-connection-id"), headers.get("acp-session-id")))
+        await self.app(scope, receive, send)
+
+    def about(self, session: str) -> list[tuple[str, str | None, str | None]]:
+        """The requests naming ``session`` in ``Acp-Session-Id``, in order."""
+        return [r for r in self.seen if r[2] == session]
+
+
 # -- the agent ------------------------------------------------------------------------------
 
 

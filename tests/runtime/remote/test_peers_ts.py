@@ -45,7 +45,7 @@ import pytest
 from ..peers import INTEROP
 from . import peers
 from .harness import served
-from .peers import STEPS, Log, agent_factory, check, play
+from .peers import STEPS, Log, Requests, agent_factory, check, play
 
 REMOTE_AGENT = INTEROP / "remote_agent.mjs"
 REMOTE_CLIENT = INTEROP / "remote_client.mjs"
@@ -175,20 +175,22 @@ def test_ts_server_serves_http2_prior_knowledge() -> None:
 
 # -- the TS SDK client -> acpgen server ------------------------------------------------------
 
-_RECORDS: dict[str, tuple[dict[str, Any], Log]] = {}
+_RECORDS: dict[str, tuple[dict[str, Any], Log, Requests]] = {}
 
 
-def ts_client_records(v1: ModuleType, transport: str) -> tuple[dict[str, Any], Log]:
+def ts_client_records(v1: ModuleType, transport: str) -> tuple[dict[str, Any], Log, Requests]:
     """Every step played by remote_client.mjs against an acpgen server (one run per
-    transport, shared by the tests of its steps), and what acpgen's agents saw."""
+    transport, shared by the tests of its steps), what acpgen's agents saw, and the
+    client's HTTP requests."""
     if transport not in _RECORDS:
         _RECORDS[transport] = run(_ts_client(v1, transport), 90)
     return _RECORDS[transport]
 
 
-async def _ts_client(v1: ModuleType, transport: str) -> tuple[dict[str, Any], Log]:
+async def _ts_client(v1: ModuleType, transport: str) -> tuple[dict[str, Any], Log, Requests]:
     log = Log()
-    async with served(v1.RPC.asgi_app(agent_factory(v1, log))) as base:
+    requests = Requests(v1.RPC.asgi_app(agent_factory(v1, log)))
+    async with served(requests) as base:
         process = await asyncio.create_subprocess_exec(
             node(), str(REMOTE_CLIENT), url(base, transport), *STEPS,
             cwd=INTEROP, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
@@ -200,7 +202,7 @@ async def _ts_client(v1: ModuleType, transport: str) -> tuple[dict[str, Any], Lo
             await process.wait()
             raise
     assert process.returncode == 0, err.decode(errors="replace")[-3000:]
-    return json.loads(out), log
+    return json.loads(out), log, requests
 
 
 @pytest.mark.parametrize("step", STEPS)
@@ -208,7 +210,7 @@ async def _ts_client(v1: ModuleType, transport: str) -> tuple[dict[str, Any], Lo
 def test_ts_client_to_acpgen_server(v1: ModuleType, transport: str, step: str) -> None:
     if transport == "http":
         peers.needs_http(v1, "server")
-    records, log = ts_client_records(v1, transport)
+    records, log, _ = ts_client_records(v1, transport)
     check(step, records[step])
     sid = records[step].get("sessionId")
     if step == "cancel":
@@ -217,6 +219,22 @@ def test_ts_client_to_acpgen_server(v1: ModuleType, transport: str, step: str) -
         assert ("aborted", sid, None) in log.events
     if step == "load":
         assert ("load", sid, None) in log.events
+
+
+def test_ts_client_opens_the_session_stream_before_load_and_acpgen_serves_it(v1: ModuleType) -> None:
+    """Pinned: on a new connection the TS HTTP client opens the session's event stream
+    (a GET naming a session the connection has not loaded yet) before it posts
+    ``session/load``, as the RFD's resume flow does; acpgen's server opens it (the
+    Python SDK server answers 404: ``test_python_sdk_server_opens_a_session_stream_
+    before_load``) and the load and the turn after it pass."""
+    peers.needs_http(v1, "server")
+    records, log, requests = ts_client_records(v1, "http")
+    made = records["load"]["sessionId"]
+    check("load", records["load"])
+    last = requests.about(made)[-1][1]  # the connection that loaded it
+    on_it = [method for method, cid, _ in requests.about(made) if cid == last]
+    assert on_it[:2] == ["GET", "POST"], on_it
+    assert ("load", made, None) in log.events
 
 
 # -- lifecycle across the two ---------------------------------------------------------------
