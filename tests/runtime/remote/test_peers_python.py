@@ -37,8 +37,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import sys
+from contextlib import asynccontextmanager
 from types import ModuleType
-from typing import Any
+from typing import Any, AsyncIterator
 
 import pytest
 
@@ -52,6 +53,17 @@ pytest.importorskip("acp.http.asgi", reason="the Python SDK's [http] extra is no
 # pairing -> (URL scheme, HTTP/2)
 TRANSPORTS = {"ws": ("ws", False), "http1": ("http", False), "http2": ("http", True)}
 NO_CANCEL_REQUEST = "the Python SDK 0.12.1 neither sends nor handles $/cancel_request"
+#: session/load over Streamable HTTP, a session made on another connection: where the SDK is at fault
+SERVER_LOAD_404 = (
+    "the Python SDK 0.12.1 server answers 404 to the stream (and the Acp-Session-Id) of a session"
+    " not loaded yet on the connection, which the RFD's resume flow opens before session/load"
+    " (so do acpgen's and the TS client)"
+)
+CLIENT_LOAD_DEAF = (
+    "the Python SDK 0.12.1 client opens no event stream for a session it loads (it waits for the"
+    " session to be named on the connection's stream), so it never hears that session's messages"
+    " (it fails on its own server too: test_python_sdk_client_cannot_load_on_its_own_server)"
+)
 _ids = itertools.count(1)
 
 
@@ -142,9 +154,13 @@ def sdk_app(log: Log) -> Any:
 
 @pytest.mark.parametrize("step", STEPS)
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_acpgen_client_to_python_sdk_server(v1: ModuleType, transport: str, step: str) -> None:
+def test_acpgen_client_to_python_sdk_server(
+    v1: ModuleType, transport: str, step: str, request: pytest.FixtureRequest
+) -> None:
     if step == "cancel_request":
         pytest.skip(NO_CANCEL_REQUEST)
+    if step == "load" and transport != "ws":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=SERVER_LOAD_404))
     _needs(v1, transport, "client")
     scheme, http2 = TRANSPORTS[transport]
     log = Log()
@@ -224,12 +240,12 @@ def _text(value: str) -> list[Any]:
     return [acp.text_block(value)]
 
 
-async def sdk_play(target: str, step: str, http2: bool = False) -> dict[str, Any]:
+async def sdk_play(target: str, step: str, http2: bool = False, timeout: float = peers.TIMEOUT) -> dict[str, Any]:
     """Play ``step`` as an SDK client of the agent at ``target``: its record, shaped as
     ``peers.play`` gives it."""
     conn, client = await sdk_connect(target, http2)
     try:
-        return await asyncio.wait_for(_sdk_step(conn, client, step, target, http2), peers.TIMEOUT)
+        return await asyncio.wait_for(_sdk_step(conn, client, step, target, http2), timeout)
     finally:
         await asyncio.wait_for(conn.close(), 10)
 
@@ -281,16 +297,21 @@ async def _sdk_step(conn: Any, client: SdkScenarioClient, step: str, target: str
 
 @pytest.mark.parametrize("step", STEPS)
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_python_sdk_client_to_acpgen_server(v1: ModuleType, transport: str, step: str) -> None:
+def test_python_sdk_client_to_acpgen_server(
+    v1: ModuleType, transport: str, step: str, request: pytest.FixtureRequest
+) -> None:
     if step == "cancel_request":
         pytest.skip(NO_CANCEL_REQUEST)
+    deaf = step == "load" and transport != "ws"
+    if deaf:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=CLIENT_LOAD_DEAF))
     _needs(v1, transport, "server")
     scheme, http2 = TRANSPORTS[transport]
     log = Log()
 
     async def body() -> dict[str, Any]:
         async with served(v1.RPC.asgi_app(agent_factory(v1, log)), http2=http2) as base:
-            return await sdk_play(url(base, scheme), step, http2)
+            return await sdk_play(url(base, scheme), step, http2, 3.0 if deaf else peers.TIMEOUT)
 
     record = run(body())
     check(step, record)
@@ -304,17 +325,17 @@ def test_python_sdk_client_to_acpgen_server(v1: ModuleType, transport: str, step
 # -- pinned divergences ----------------------------------------------------------------------
 
 
-def test_python_sdk_client_posts_load_without_a_session_header_and_acpgen_serves_it(v1: ModuleType) -> None:
+def test_python_sdk_client_posts_load_without_a_session_header_and_acpgen_answers_it(v1: ModuleType) -> None:
     """Pinned: the SDK's HTTP client posts ``session/load`` without ``Acp-Session-Id``
     (the TS and Rust servers want it there); acpgen's server takes the session from the
-    params and serves the load and the turn after it."""
+    params, and the load is answered (what follows it cannot work: ``CLIENT_LOAD_DEAF``)."""
     import json
 
     _needs(v1, "http1", "server")
     sent: list[Any] = []
     log = Log()
 
-    async def body() -> tuple[str, Any]:
+    async def body() -> str:
         async with served(v1.RPC.asgi_app(agent_factory(v1, log))) as base:
             target = url(base, "http")
             made_by, _ = await sdk_connect(target, False)
@@ -326,15 +347,43 @@ def test_python_sdk_client_posts_load_without_a_session_header_and_acpgen_serves
             try:
                 await conn.initialize(protocol_version=1)
                 await asyncio.wait_for(conn.load_session(cwd="/w", session_id=made, mcp_servers=[]), 10)
-                result = await asyncio.wait_for(conn.prompt(session_id=made, prompt=_text("order 5")), 10)
             finally:
                 await conn.close()
-            return made, result.stop_reason
+            return made
 
-    made, stop = run(body())
+    made = run(body())
     loads = [r for r in sent if r.method == "POST" and json.loads(r.content).get("method") == "session/load"]
     assert len(loads) == 1 and "acp-session-id" not in loads[0].headers
-    assert ("load", made, None) in log.events and stop == "end_turn"
+    assert ("load", made, None) in log.events
+
+
+def test_python_sdk_client_cannot_load_on_its_own_server() -> None:
+    """Pinned, the evidence for ``CLIENT_LOAD_DEAF``: the SDK's HTTP client and server
+    together cannot prompt a session loaded on a new connection either (the server 404s
+    the prompt's ``Acp-Session-Id``: nothing told it the session is on the connection)."""
+    from acp.http.client import AcpHttpStatusError
+
+    async def body() -> BaseException | None:
+        async with served(sdk_app(Log())) as base:
+            target = url(base, "http")
+            made_by, _ = await sdk_connect(target, False)
+            try:
+                _, made = await _sdk_open(made_by)
+            finally:
+                await made_by.close()
+            conn, _client = await sdk_connect(target, False)
+            try:
+                await conn.initialize(protocol_version=1)
+                await asyncio.wait_for(conn.load_session(cwd="/w", session_id=made, mcp_servers=[]), 10)
+                await asyncio.wait_for(conn.prompt(session_id=made, prompt=_text("order 5")), 10)
+            except AcpHttpStatusError as exc:
+                return exc
+            finally:
+                await conn.close()
+            return None
+
+    failed = run(body())
+    assert isinstance(failed, AcpHttpStatusError) and failed.status_code == 404, repr(failed)
 
 
 def _sdk_server_raw(check: Any) -> Any:
@@ -462,6 +511,29 @@ def test_acpgen_client_learns_the_python_sdk_connection_id(v1: ModuleType, trans
     assert len(run(body())) == 32  # the SDK's uuid4().hex
 
 
+@asynccontextmanager
+async def stopped_at_exit(app: Any, http2: bool) -> AsyncIterator[str]:
+    """``served``, but the server's open streams are cut at the exit, not drained: the
+    SDK's event streams never end by themselves, so uvicorn's graceful shutdown would
+    wait on them (Hypercorn's, for HTTP/2, gives up after its grace period)."""
+    if http2:
+        async with served(app, http2=True) as base:
+            yield base
+        return
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", timeout_graceful_shutdown=0.2))
+    task = asyncio.ensure_future(server.serve())
+    while not server.started:
+        assert not task.done(), "uvicorn did not start"
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 10)
+
+
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_python_sdk_server_gone_mid_prompt_fails_the_acpgen_prompt(v1: ModuleType, transport: str) -> None:
     """The SDK server shuts down in the middle of a turn: acpgen's pending
@@ -472,7 +544,7 @@ def test_python_sdk_server_gone_mid_prompt_fails_the_acpgen_prompt(v1: ModuleTyp
 
     async def body() -> BaseException:
         seen = peers.Seen()
-        async with served(sdk_app(Log()), http2=http2) as base:
+        async with stopped_at_exit(sdk_app(Log()), http2) as base:
             conn = await v1.RPC.connect_url(url(base, scheme), **({"http2": True} if http2 else {}))
             conn.start(peers.scenario_client(v1, seen))
             agent = v1.RemoteAgent(conn)

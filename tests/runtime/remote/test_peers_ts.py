@@ -243,13 +243,16 @@ def test_ts_client_opens_the_session_stream_before_load_and_acpgen_serves_it(v1:
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_ts_client_gone_mid_prompt_ends_the_acpgen_connection(v1: ModuleType, transport: str) -> None:
     """The SDK client's process exits in the middle of a turn: acpgen's server cancels
-    the turn's handler and forgets the connection (bounded)."""
+    the turn's handler and forgets the connection (bounded): at once over WebSocket;
+    over HTTP once the connection has been idle (no stream open, no request) for
+    ``idle_timeout`` (1 s here), as a connection outlives its streams (the RFD: a
+    client may come back), and this client left without a ``DELETE``."""
     if transport == "http":
         peers.needs_http(v1, "server")
     log = Log()
 
     async def body() -> tuple[str, int]:
-        app = v1.RPC.asgi_app(agent_factory(v1, log))
+        app = v1.RPC.asgi_app(agent_factory(v1, log), idle_timeout=1.0)
         async with served(app) as base:
             process = await asyncio.create_subprocess_exec(
                 node(), str(REMOTE_CLIENT), url(base, transport), "vanish",
