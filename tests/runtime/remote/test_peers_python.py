@@ -15,19 +15,26 @@ skipped, saying why, when it is not installed).
 The SDK neither sends nor handles ``$/cancel_request`` (0.12.1 has no such method in its
 routers): that step is skipped both ways, saying so; ``session/cancel`` is played.
 
-Interop choices acpgen makes, seen here:
+Interop choices acpgen makes, seen here (and where the SDK differs):
 
-* ``session/load`` needs no ``Acp-Session-Id``: the Python SDK client posts it without
-  one (its session-scoped set leaves load out) and its answer comes on the connection
-  stream; acpgen's server takes the session from ``params.sessionId``, as the Rust and
-  TS servers' session-scoped routing would need the header.
-* The Python SDK server answers 404 to a session stream for a session it does not know
-  on that connection (the RFD's routing rule), so acpgen's client opens a session's
-  stream only once the session is known on the connection: after ``session/new`` or
-  ``session/load`` is answered. (The TS client opens it before ``session/load``; the
-  Python server 404s that: pinned in ``test_python_sdk_server_404s_a_session_stream_
-  before_load``.)
-* A JSON-RPC batch is answered 501 (the RFD; the Python SDK server agrees).
+* acpgen's server takes a method's session from ``params.sessionId`` and never requires
+  ``Acp-Session-Id``: the SDK's HTTP client posts ``session/load`` without it (its
+  session-scoped set leaves load out), and the load is answered.
+* acpgen's client follows the RFD's resume flow, as the TS client does: before it posts
+  anything about a session its connection has no stream for (``session/load``
+  included) it opens that session's stream, and it names the session in
+  ``Acp-Session-Id``. The SDK's server answers 404 to both for a session not loaded yet
+  on the connection (its reading of the RFD's routing rule): the load pairing is xfail
+  there (``SERVER_LOAD_404``), and the raw request is pinned
+  (``test_python_sdk_server_opens_a_session_stream_before_load``).
+* The SDK's HTTP client opens no stream for a session it loads, so it never hears that
+  session again; it fails with its own server too (shown): xfail (``CLIENT_LOAD_DEAF``).
+* Over Streamable HTTP a connection outlives its streams (the RFD's v1 durability): it
+  ends with ``DELETE`` (which the SDK's client sends when it closes) or after
+  ``idle_timeout``; over WebSocket it ends with the socket.
+* HTTP/2 with prior knowledge both ways (acpgen's client with ``http2=True``; the SDK's
+  with an ``httpx`` client made ``http1=False``), the servers under Hypercorn.
+* A JSON-RPC batch is answered 501 (the RFD; the SDK's server agrees).
 * The SDK's WebSocket client keeps ``websockets``' default limit of 1 MiB a message; the
   1 MB step fits under it, a larger message closes its socket (pinned, xfail).
 """

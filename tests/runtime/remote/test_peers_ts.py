@@ -15,19 +15,22 @@ permission round trip during a prompt, cancel by ``session/cancel`` and by
 ``$/cancel_request`` (both SDK sides send and handle it), two sessions on one
 connection, a 1 MB message each way, ``session/load`` on a new connection.
 
-Interop choices acpgen makes, seen here:
+Interop choices acpgen makes, seen here (and where the SDK differs):
 
-* The TS HTTP client opens the session's SSE stream *before* it posts ``session/load``
-  on a new connection (the RFD's resume flow); acpgen's server opens the stream for a
-  session it does not know yet on that connection, as the TS server does, rather than
-  404 (the RFD's routing rule, which the Python SDK server follows).
-* ``Acp-Session-Id`` is accepted, and not required, on ``session/load`` (the TS client
-  sends it, the Python SDK client does not).
-* A JSON-RPC batch is answered 501, as the RFD says (the TS server answers 400: pinned
-  below as the peer's divergence).
-* HTTP/2: the TS client (Node's fetch) speaks HTTP/1.1 only and the SDK's node adapter
-  serves node:http (HTTP/1.1): the TS pairings run over HTTP/1.1; HTTP/2 is covered by
-  the Python SDK pairings.
+* On a new connection the TS HTTP client opens the session's stream *before* it posts
+  ``session/load`` (the RFD's resume flow), and names it in ``Acp-Session-Id``; acpgen's
+  server opens a stream for a session the connection does not know yet, as the TS server
+  does, rather than 404 (the RFD's routing rule, which the Python SDK server follows).
+  acpgen's client does the same as the TS client.
+* ``Acp-Session-Id`` is accepted, never required (the Python SDK client omits it on
+  ``session/load``).
+* A JSON-RPC batch is answered 501, as the RFD says (the TS server answers 400: pinned,
+  xfail).
+* Over Streamable HTTP a connection outlives its streams (the RFD's v1 durability): a
+  client gone without ``DELETE`` is forgotten after ``idle_timeout``.
+* HTTP/2: the TS client (Node's fetch) has no cleartext HTTP/2 and the SDK's node
+  adapter fails on node:http2 (pinned, xfail): the TS pairings run over HTTP/1.1;
+  HTTP/2 is played with the Python SDK.
 """
 
 from __future__ import annotations
