@@ -261,10 +261,23 @@ async def _run_hypercorn(
     config.loglevel = log_level.upper()
     config.accesslog = None
     shutdown = asyncio.Event()
+    serving = asyncio.ensure_future(
+        asyncio_mod.serve(app, config, shutdown_trigger=shutdown.wait)
+    )
     if started is not None:
         started(sock.getsockname()[1])
     try:
-        await asyncio_mod.serve(app, config, shutdown_trigger=shutdown.wait)
+        await asyncio.shield(serving)
+    except asyncio.CancelledError:  # a graceful shutdown, not Hypercorn cancelled midway
+        acp = getattr(getattr(app, "state", None), "acp", None)
+        if isinstance(acp, AcpServer):  # its streams end now, not at the grace period's end
+            await acp.close()
+        shutdown.set()
+        try:
+            await asyncio.wait_for(serving, 10)
+        except Exception:  # noqa: BLE001 - Hypercorn cutting the streams still open
+            log.debug("Hypercorn's shutdown failed", exc_info=True)
+        raise
     finally:
         shutdown.set()
         sock.close()

@@ -570,3 +570,46 @@ def test_python_sdk_server_gone_mid_prompt_fails_the_acpgen_prompt(v1: ModuleTyp
 
     raised = run(body(), 30)
     assert isinstance(raised, closed), repr(raised)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_acpgen_server_stopped_under_a_python_sdk_client_stops_at_once(v1: ModuleType, transport: str) -> None:
+    """Cancelling ``run_server`` while an SDK client holds its socket or event streams
+    open mid-prompt: the server stops within 2 s, ``run_server`` ends cancelled (not
+    with the server library's errors), and the client's pending prompt ends."""
+    import importlib
+    import time
+
+    run_server = importlib.import_module(f"{v1.__package__}._remote_server").run_server  # the bindings' runtime
+    _needs(v1, transport, "server")
+    scheme, http2 = TRANSPORTS[transport]
+
+    async def body() -> tuple[float, str, str]:
+        app = v1.RPC.asgi_app(agent_factory(v1, Log()))
+        port: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        server = asyncio.ensure_future(run_server(app, "127.0.0.1", 0, http2=http2, started=port.set_result))
+        await asyncio.wait_for(asyncio.shield(port), 10)
+        conn, client = await sdk_connect(url(f"http://127.0.0.1:{port.result()}", scheme), http2)
+        try:
+            _, sid = await _sdk_open(conn)
+            turn = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=_text("hang")))
+            await client.until(lambda: "started" in client.updates.get(sid, []))
+            began = time.monotonic()
+            server.cancel()
+            await asyncio.wait([server], timeout=10)
+            took = time.monotonic() - began
+            outcome = "cancelled" if server.cancelled() else repr(server.exception() if server.done() else "running")
+            try:
+                await asyncio.wait_for(turn, 5)
+                ended = "answered"
+            except asyncio.TimeoutError:
+                ended = "still waiting"
+            except BaseException as exc:  # noqa: BLE001 - any failure ends it
+                ended = type(exc).__name__
+            return took, outcome, ended
+        finally:
+            await asyncio.wait_for(conn.close(), 10)
+
+    took, outcome, ended = run(body())
+    assert outcome == "cancelled" and ended != "still waiting", (outcome, ended)
+    assert took < 2.0, f"the server took {took:.1f} s to stop"
