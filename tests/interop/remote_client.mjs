@@ -3,7 +3,7 @@
 // tests/runtime/remote/peers.py against the agent at a URL, each step on a new connection.
 //   node remote_client.mjs <url> <step...>
 // Prints `{step: record}` as JSON on stdout (a step that failed: `{"failed": message}`).
-// Steps: order, permission, cancel, cancel_request, two_sessions, large, load; vanish (the
+// Steps: order, permission, cancel, cancel_request, two_sessions, large, load, idle; vanish (the
 // process exits in the middle of a turn, after printing the session id).
 import { createHash } from "node:crypto";
 import WebSocket from "ws";
@@ -125,6 +125,14 @@ const scenario = {
     await state.count(sessionId, 1);
     const echoed = (state.updates[sessionId] ?? [""])[0];
     return { sessionId, stop: result.stopReason, sent: digest(sent), echoed: digest(echoed) };
+  },
+  // a turn silent for 400 ms (the server's streams carry keepalive comments meanwhile)
+  async idle(agent, state) {
+    const { sessionId } = await open(agent);
+    const result = await agent.request("session/prompt", text(sessionId, "sleep 400"));
+    await state.count(sessionId, 1);
+    const after = await agent.request("session/prompt", text(sessionId, "order 3"));
+    return { sessionId, stop: result.stopReason, updates: state.updates[sessionId].slice(0, 1), after: after.stopReason };
   },
   // session/load of a session made on another connection, on a new connection
   async load(agent, state) {

@@ -12,6 +12,7 @@ text says, as the SDK agents of the pairings do (``tests/interop/remote_agent.mj
 * ``hang``: sends ``started`` and waits: ``session/cancel`` ends the turn with
   ``stopReason: "cancelled"``; ``$/cancel_request`` cancels the handler, which sends
   ``aborted`` and is answered -32800;
+* ``sleep MS`` (acpgen's agent only): sends ``slept`` after MS ms of silence;
 * anything else is echoed back as one update (the 1 MB prompt).
 
 The client (:func:`play`, over ``v1.RPC.connect_url``) plays one step on a new connection
@@ -151,6 +152,9 @@ def scenario_agent(v1: ModuleType, log: Log) -> type:
             if text.startswith("order "):
                 for i in range(int(text[6:])):
                     await self._say(sid, str(i))
+            elif text.startswith("sleep "):  # an idle stream: keepalives only
+                await asyncio.sleep(int(text[6:]) / 1000)
+                await self._say(sid, "slept")
             elif text == "permission":
                 allow = v1.PermissionOption(option_id="allow", name="Allow", kind="allow_once")
                 reject = v1.PermissionOption(option_id="reject", name="Reject", kind="reject_once")
@@ -388,6 +392,10 @@ def check_two_sessions(record: dict[str, Any]) -> None:
 def check_large(record: dict[str, Any]) -> None:
     assert record["stop"] == "end_turn"
     assert record["sent"]["length"] == BIG and record["echoed"] == record["sent"], (record["sent"], record["echoed"])
+
+
+def check_idle(record: dict[str, Any]) -> None:
+    assert record["stop"] == "end_turn" and record["updates"] == ["slept"] and record["after"] == "end_turn", record
 
 
 def check_load(record: dict[str, Any]) -> None:

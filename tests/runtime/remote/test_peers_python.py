@@ -295,6 +295,10 @@ async def _sdk_step(conn: Any, client: SdkScenarioClient, step: str, target: str
         result = await turn
         after = await conn.prompt(session_id=sid, prompt=_text("order 3"))
         return {"sessionId": sid, "stop": result.stop_reason, "after": after.stop_reason}
+    if step == "idle":
+        result = await conn.prompt(session_id=sid, prompt=_text("sleep 400"))
+        after = await conn.prompt(session_id=sid, prompt=_text("order 3"))
+        return {"sessionId": sid, "stop": result.stop_reason, "updates": updates.get(sid, [])[:1], "after": after.stop_reason}
     if step == "large":
         sent = blob(BIG)
         result = await conn.prompt(session_id=sid, prompt=_text(sent))
@@ -327,6 +331,20 @@ def test_python_sdk_client_to_acpgen_server(
         assert ("session/cancel", sid, None) in log.events and ("cancelled", sid, None) in log.events
     if step == "load":
         assert ("load", sid, None) in log.events
+
+
+@pytest.mark.parametrize("transport", ["http1", "http2"])
+def test_python_sdk_client_reads_acpgen_keepalives(v1: ModuleType, transport: str) -> None:
+    """acpgen's server with a keepalive every 20 ms: the SDK's client reads through the
+    keepalive comments of an idle turn (sse-starlette's ``: ping`` lines, CRLF)."""
+    _needs(v1, transport, "server")
+    scheme, http2 = TRANSPORTS[transport]
+
+    async def body() -> dict[str, Any]:
+        async with served(v1.RPC.asgi_app(agent_factory(v1, Log()), keepalive=0.02), http2=http2) as base:
+            return await sdk_play(url(base, scheme), "idle", http2)
+
+    check("idle", run(body()))
 
 
 # -- pinned divergences ----------------------------------------------------------------------

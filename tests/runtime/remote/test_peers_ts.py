@@ -240,6 +240,24 @@ def test_ts_client_opens_the_session_stream_before_load_and_acpgen_serves_it(v1:
     assert ("load", made, None) in log.events
 
 
+def test_ts_client_reads_acpgen_keepalives(v1: ModuleType) -> None:
+    """acpgen's server with a keepalive every 20 ms: the SDK's HTTP client reads through
+    the keepalive comments of an idle turn (sse-starlette's ``: ping`` lines, CRLF)."""
+    peers.needs_http(v1, "server")
+
+    async def body() -> dict[str, Any]:
+        async with served(v1.RPC.asgi_app(agent_factory(v1, Log()), keepalive=0.02)) as base:
+            process = await asyncio.create_subprocess_exec(
+                node(), str(REMOTE_CLIENT), url(base, "http"), "idle",
+                cwd=INTEROP, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+            out, err = await asyncio.wait_for(process.communicate(), 20)
+        assert process.returncode == 0, err.decode(errors="replace")[-2000:]
+        return dict(json.loads(out)["idle"])
+
+    check("idle", run(body()))
+
+
 # -- lifecycle across the two ---------------------------------------------------------------
 
 
