@@ -631,3 +631,51 @@ def test_acpgen_server_stopped_under_a_python_sdk_client_stops_at_once(v1: Modul
     took, outcome, ended = run(body())
     assert outcome == "cancelled" and ended != "still waiting", (outcome, ended)
     assert took < 2.0, f"the server took {took:.1f} s to stop"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_run_server_serving_the_python_sdk_app_stops_when_cancelled(v1: ModuleType, transport: str) -> None:
+    """``run_server`` serving another ASGI app (the SDK's, whose event streams never end
+    by themselves), cancelled while an acpgen client holds its streams or socket open
+    mid-prompt: it ends cancelled within the server's grace period (3 s), and the
+    client's pending prompt fails."""
+    import importlib
+    import time
+
+    run_server = importlib.import_module(f"{v1.__package__}._remote_server").run_server
+    _needs(v1, transport, "client")
+    scheme, http2 = TRANSPORTS[transport]
+    closed = sys.modules[v1.__package__].ConnectionClosedError
+
+    async def body() -> tuple[float, str, BaseException | None]:
+        port: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        server = asyncio.ensure_future(run_server(sdk_app(Log()), "127.0.0.1", 0, http2=http2, started=port.set_result))
+        await asyncio.wait_for(asyncio.shield(port), 10)
+        seen = peers.Seen()
+        conn = await v1.RPC.connect_url(url(f"http://127.0.0.1:{port.result()}", scheme), **({"http2": True} if http2 else {}))
+        try:
+            conn.start(peers.scenario_client(v1, seen))
+            agent = v1.RemoteAgent(conn)
+            await agent.initialize(v1.InitializeRequest(protocol_version=1))
+            sid = (await agent.session_new(v1.NewSessionRequest(cwd="/w", mcp_servers=[]))).session_id
+            prompt = v1.PromptRequest(session_id=sid, prompt=[v1.TextContentBlock(text="hang")])
+            turn = asyncio.ensure_future(agent.session_prompt(prompt))
+            await seen.until(lambda: "started" in seen.updates.get(sid, []))
+            began = time.monotonic()
+            server.cancel()
+            await asyncio.wait([server], timeout=15)
+            took = time.monotonic() - began
+            outcome = "cancelled" if server.cancelled() else repr(server.exception() if server.done() else "running")
+            try:
+                await asyncio.wait_for(turn, 5)
+                raised = None
+            except BaseException as exc:  # noqa: BLE001 - what it raised is the point
+                raised = exc
+            return took, outcome, raised
+        finally:
+            await asyncio.wait_for(conn.close(), 10)
+
+    took, outcome, raised = run(body())
+    assert outcome == "cancelled", outcome
+    assert took < 4.0, f"the server took {took:.1f} s to stop"
+    assert isinstance(raised, closed), repr(raised)
