@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import itertools
-import json
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -88,7 +87,6 @@ class Requests:
     def __init__(self, app: Any) -> None:
         self.app = app
         self.seen: list[tuple[str, str | None, str | None]] = []  # method, connection, session
-        self.state = getattr(app, "state", None)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -400,7 +398,3 @@ def check_idle(record: dict[str, Any]) -> None:
 
 def check_load(record: dict[str, Any]) -> None:
     assert record["stop"] == "end_turn" and record["updates"] == _numbers(5), record
-
-
-def dumps(record: Any) -> str:
-    return json.dumps(record)[:2000]
