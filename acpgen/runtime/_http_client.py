@@ -360,24 +360,25 @@ class HttpClientChannel:
 
     # -- closing ---------------------------------------------------------------------
     async def aclose(self) -> None:
+        """DELETE the connection (best effort, DELETE_TIMEOUT s at most), end the
+        streams, close the client (also when this is cancelled meanwhile)."""
         if self._closing:
             return
         self._closing = True
         self._end(None)
-        if self.cid is not None:
-            try:
-                await asyncio.wait_for(
-                    self.client.delete(self.url, headers={CONNECTION_ID: self.cid}),
-                    DELETE_TIMEOUT,
-                )
-            except (asyncio.TimeoutError, self._httpx.HTTPError):
-                pass
-        tasks = [*self._readers.values(), *self._tasks]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks, timeout=DELETE_TIMEOUT)
-        await self.client.aclose()
+        try:
+            if self.cid is not None:
+                delete = self.client.delete(self.url, headers={CONNECTION_ID: self.cid})
+                await asyncio.wait_for(delete, DELETE_TIMEOUT)
+        except (asyncio.TimeoutError, self._httpx.HTTPError):
+            pass
+        finally:
+            tasks = [*self._readers.values(), *self._tasks]
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.wait(tasks, timeout=1.0)
+            await self.client.aclose()
 
 
 def _retrieve(task: asyncio.Task[Any]) -> None:

@@ -62,6 +62,18 @@ def _key(rid: Any) -> tuple[str, Any]:
     return (type(rid).__name__, rid)
 
 
+async def _until(work: asyncio.Future[Any], ended: asyncio.Event) -> bool:
+    """Wait for ``work`` or ``ended``: whether ``work`` completed (cancelled if not)."""
+    end = asyncio.ensure_future(ended.wait())
+    try:
+        await asyncio.wait((work, end), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        end.cancel()
+        if not work.done():
+            work.cancel()
+    return work.done() and not work.cancelled()
+
+
 class OutStream:
     """One outgoing event stream (the connection's, or a session's): a bounded queue of
     messages, held until a subscriber takes them; ``high`` is the most ever held."""
@@ -75,19 +87,10 @@ class OutStream:
         """Queue ``message``, waiting while the stream is full (ChannelClosed if the
         channel ends meanwhile)."""
         queue = self.queue
-        if queue.full():
-            put = asyncio.ensure_future(queue.put(message))
-            end = asyncio.ensure_future(ended.wait())
-            try:
-                await asyncio.wait((put, end), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                end.cancel()
-                if not put.done():
-                    put.cancel()
-            if not put.done() or put.cancelled():
-                raise ChannelClosed("the connection closed while a message waited")
-        else:
+        if not queue.full():
             queue.put_nowait(message)
+        elif not await _until(asyncio.ensure_future(queue.put(message)), ended):
+            raise ChannelClosed("the connection closed while a message waited")
         self.high = max(self.high, queue.qsize())
 
     async def events(self, ended: asyncio.Event) -> AsyncIterator[dict[str, str]]:
@@ -101,14 +104,7 @@ class OutStream:
                 return
             else:
                 get = asyncio.ensure_future(queue.get())
-                end = asyncio.ensure_future(ended.wait())
-                try:
-                    await asyncio.wait((get, end), return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    end.cancel()
-                    if not get.done():
-                        get.cancel()
-                if not get.done() or get.cancelled():
+                if not await _until(get, ended):
                     continue
                 message = get.result()
             yield {"data": message.decode("utf-8", "surrogatepass")}
@@ -142,19 +138,10 @@ class HttpChannel:
         """Hand one message to the connection, waiting while its inbox is full."""
         if self.ended.is_set():
             raise Refused(404, "the connection is closed")
-        if self.inbox.full():
-            put = asyncio.ensure_future(self.inbox.put(body))
-            end = asyncio.ensure_future(self.ended.wait())
-            try:
-                await asyncio.wait((put, end), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                end.cancel()
-                if not put.done():
-                    put.cancel()
-            if not put.done() or put.cancelled():
-                raise Refused(404, "the connection closed")
-        else:
+        if not self.inbox.full():
             self.inbox.put_nowait(body)
+        elif not await _until(asyncio.ensure_future(self.inbox.put(body)), self.ended):
+            raise Refused(404, "the connection closed")
 
     def note(self, message: Any, session: str | None) -> None:
         """Remember where the answer to ``message`` (if a request) goes."""
@@ -169,14 +156,7 @@ class HttpChannel:
             if self.ended.is_set():
                 return None
             get = asyncio.ensure_future(inbox.get())
-            end = asyncio.ensure_future(self.ended.wait())
-            try:
-                await asyncio.wait((get, end), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                end.cancel()
-                if not get.done():
-                    get.cancel()
-            if get.done() and not get.cancelled():
+            if await _until(get, self.ended):
                 return get.result()
 
     # -- the agent's messages --------------------------------------------------------
@@ -208,6 +188,24 @@ class HttpChannel:
                 ChannelClosed("the connection closed before initialize was answered")
             )
             self.initialized.exception()  # retrieved: no warning when no one waits
+
+
+class _Subscription:
+    """An SSE response that gives its stream up when it ends, however it ends (the
+    client went away before the first event, say)."""
+
+    def __init__(self, response: Any, stream: OutStream, served: Served) -> None:
+        self.response = response
+        self.stream = stream
+        self.served = served
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await self.response(scope, receive, send)
+        finally:
+            self.stream.subscribed = False
+            self.served.streams -= 1
+            self.served.touch()
 
 
 def _session_of(frame: dict[str, Any]) -> str | None:
@@ -348,22 +346,15 @@ class HttpEndpoint:
             raise Refused(409, "this stream has a subscriber already")
         stream.subscribed = True
         served.streams += 1
-
-        async def events() -> AsyncIterator[dict[str, str]]:
-            try:
-                async for event in stream.events(channel.ended):
-                    yield event
-            finally:
-                stream.subscribed = False
-                served.streams -= 1
-                served.touch()
-
         reply_headers = {CONNECTION_ID: served.id}
         if session is not None:
             reply_headers[SESSION_ID] = session
-        return self._sse.EventSourceResponse(
-            events(), ping=self.options.keepalive, headers=reply_headers
+        response = self._sse.EventSourceResponse(
+            stream.events(channel.ended),
+            ping=self.options.keepalive,
+            headers=reply_headers,
         )
+        return _Subscription(response, stream, served)
 
     # -- DELETE ----------------------------------------------------------------------
     async def _delete(self, request: Any) -> Any:

@@ -428,3 +428,32 @@ def test_initialize_refused_closes_with_the_status_and_headers_authenticate(v1: 
             await conn.close()
 
     run(main())
+
+
+def test_close_is_bounded_when_delete_hangs(v1: ModuleType) -> None:
+    """A server that never answers DELETE: closing takes about DELETE_TIMEOUT at most, and
+    the HTTP client and its streams are closed all the same."""
+    from starlette.middleware.base import BaseHTTPMiddleware
+
+    async def main() -> None:
+        app = app_for(v1, Record())
+
+        async def stall(request: Any, call_next: Any) -> Any:
+            if request.method == "DELETE":
+                await asyncio.sleep(4)
+            return await call_next(request)
+
+        app.add_middleware(BaseHTTPMiddleware, dispatch=stall)
+        async with served(app) as base:
+            conn, agent = await start(v1, base + "/acp", client_class(v1)())
+            sid = (await agent.session_new(new_session(v1))).session_id
+            await agent.session_prompt(prompt(v1, sid, "count 1"))
+            channel = conn.channel
+            loop = asyncio.get_running_loop()
+            began = loop.time()
+            await conn.close()
+            assert loop.time() - began < 3.5
+            assert channel.client.is_closed
+            assert all(task.done() for task in channel._readers.values())
+
+    run(main())

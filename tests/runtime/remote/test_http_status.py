@@ -61,11 +61,15 @@ async def events(http: httpx.AsyncClient, url: str, headers: dict[str, str], cou
 
 
 @asynccontextmanager
-async def endpoint(v1: ModuleType, record: Record | None = None, **options: Any) -> AsyncIterator[tuple[Any, httpx.AsyncClient, str]]:
-    """(the app, a raw client, the endpoint's URL) for a served app."""
+async def endpoint(
+    v1: ModuleType, record: Record | None = None, *, http2: bool = False, **options: Any
+) -> AsyncIterator[tuple[Any, httpx.AsyncClient, str]]:
+    """(the app, a raw client, the endpoint's URL) for a served app (``http2``: Hypercorn,
+    and a client speaking HTTP/2 with prior knowledge)."""
     app = app_for(v1, record or Record(), **options)
-    async with served(app) as base:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=10.0)) as http:
+    async with served(app, http2=http2) as base:
+        timeout = httpx.Timeout(10.0, read=10.0)
+        async with httpx.AsyncClient(timeout=timeout, http1=not http2, http2=http2) as http:
             yield app, http, base + "/acp"
 
 
@@ -135,26 +139,35 @@ def test_406_without_accept_event_stream(v1: ModuleType) -> None:
     run(main())
 
 
-def test_409_second_subscriber_and_a_disconnect_is_not_a_close(v1: ModuleType) -> None:
+@pytest.mark.parametrize("http2", [False, True], ids=["http1.1", "http2"])
+def test_409_second_subscriber_and_a_disconnect_is_not_a_close(v1: ModuleType, http2: bool) -> None:
     """A second GET on a stream with a subscriber is 409 (the connection's and a
     session's alike); once the first one disconnects, the connection is still there and
     the stream can be opened again."""
 
     async def main() -> None:
-        async with endpoint(v1) as (app, http, url):
+        async with endpoint(v1, http2=http2) as (app, http, url):
             cid = await initialize(http, url)
             for extra in ({}, {"acp-session-id": "s-1"}):
                 headers = {**SSE, "acp-connection-id": cid, **extra}
-                async with http.stream("GET", url, headers=headers) as first:
-                    assert first.status_code == 200
-                    assert (await http.get(url, headers=headers)).status_code == 409
+                # the first subscriber on a client of its own, closed to disconnect: over
+                # HTTP/2, httpx closing a response early does not reset its stream
+                async with httpx.AsyncClient(http1=not http2, http2=http2) as other:
+                    async with other.stream("GET", url, headers=headers) as first:
+                        assert first.status_code == 200
+                        assert (await http.get(url, headers=headers)).status_code == 409
                 for _ in range(200):
                     if app.state.acp.connections[cid].streams == 0:
                         break
                     await asyncio.sleep(0.01)
                 assert app.state.acp.connections[cid].streams == 0
-                async with http.stream("GET", url, headers=headers) as again:
-                    assert again.status_code == 200
+                async with httpx.AsyncClient(http1=not http2, http2=http2) as other:
+                    async with other.stream("GET", url, headers=headers) as again:
+                        assert again.status_code == 200
+                for _ in range(200):
+                    if app.state.acp.connections[cid].streams == 0:
+                        break
+                    await asyncio.sleep(0.01)
             assert cid in app.state.acp.connections
 
     run(main())
