@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 58339e26101f62a40a7964f51cb8784bed21d36d1742481fd1809a7af096b4c3
+# input-hash: 3cfe9494dfc7b934c44223373d7bd81ca7af6f31bce6a5bd349a3c064ad02ce6
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 2bd4aa5f02e46e53c11cd1b34035c5ff066d4159034511451e6e2d48d0627184
+# input-hash: d75457d2b78fe68ce5cbb085b9101b76967aef3b45f8b4d7e416ecfc9be3fa62
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (
