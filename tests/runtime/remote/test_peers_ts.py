@@ -81,11 +81,8 @@ def node() -> str:
 @pytest.fixture(scope="module")
 def ts_server(v1: ModuleType) -> Iterator[str]:
     """``http://127.0.0.1:port`` of remote_agent.mjs (ended when stdin closes)."""
-    process = subprocess.Popen(
-        [node(), str(REMOTE_AGENT)], cwd=INTEROP, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
+    process = start_agent()
     try:
-        assert process.stdout is not None
         line = _readline(process, 15)
         yield f"http://127.0.0.1:{json.loads(line)['port']}"
     finally:
@@ -98,6 +95,22 @@ def ts_server(v1: ModuleType) -> Iterator[str]:
             process.wait(5)
 
 
+def start_agent(*args: str) -> subprocess.Popen[bytes]:
+    """remote_agent.mjs, its stderr in a file (read when it fails to start: a pipe no one
+    reads could fill up and stop it)."""
+    import tempfile
+
+    err = tempfile.TemporaryFile()
+    process = subprocess.Popen(
+        [node(), str(REMOTE_AGENT), *args], cwd=INTEROP, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err
+    )
+    _ERRORS[process.pid] = err
+    return process
+
+
+_ERRORS: dict[int, Any] = {}  # pid -> the file of its stderr
+
+
 def _readline(process: subprocess.Popen[bytes], timeout: float) -> bytes:
     import threading
 
@@ -107,8 +120,11 @@ def _readline(process: subprocess.Popen[bytes], timeout: float) -> bytes:
     reader.join(timeout)
     if not got or not got[0]:
         process.kill()
-        err = process.stderr.read().decode(errors="replace") if process.stderr else ""  # type: ignore[union-attr]
-        pytest.fail(f"remote_agent.mjs did not start within {timeout} s: {err[-2000:]}")
+        process.wait(5)
+        err = _ERRORS.pop(process.pid)
+        err.seek(0)
+        text = err.read().decode(errors="replace")[-2000:]
+        pytest.fail(f"remote_agent.mjs did not start within {timeout} s (exit status {process.returncode}): {text}")
     return got[0]
 
 
@@ -162,9 +178,7 @@ def test_ts_server_serves_http2_prior_knowledge() -> None:
     cleartext HTTP/2 either)."""
     import httpx
 
-    process = subprocess.Popen(
-        [node(), str(REMOTE_AGENT), "--http2"], cwd=INTEROP, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
+    process = start_agent("--http2")
     try:
         base = f"http://127.0.0.1:{json.loads(_readline(process, 15))['port']}"
         with httpx.Client(http1=False, http2=True, timeout=10) as http:
@@ -319,9 +333,7 @@ def test_acpgen_client_learns_the_ts_connection_id(v1: ModuleType, ts_server: st
 def test_ts_server_gone_mid_prompt_fails_the_acpgen_prompt(v1: ModuleType) -> None:
     """The SDK server's process is killed in the middle of a turn: acpgen's pending
     ``session/prompt`` raises ``ConnectionClosedError`` at once, nothing hangs."""
-    process = subprocess.Popen(
-        [node(), str(REMOTE_AGENT)], cwd=INTEROP, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
+    process = start_agent()
     try:
         base = f"http://127.0.0.1:{json.loads(_readline(process, 15))['port']}"
 
