@@ -207,6 +207,18 @@ def asgi_app(
     return app
 
 
+#: seconds a stopping server gives its open requests (event streams included) to end
+SHUTDOWN_GRACE = 3.0
+
+
+async def _close_connections(app: Any) -> None:
+    """Close the connections of an :class:`AcpServer`'s app (its event streams end at
+    once, not at the end of the server's grace period); any other app is left alone."""
+    acp = getattr(getattr(app, "state", None), "acp", None)
+    if isinstance(acp, AcpServer):
+        await acp.close()
+
+
 async def run_server(
     app: Any,
     host: str = "127.0.0.1",
@@ -219,14 +231,21 @@ async def run_server(
     """Serve an ASGI ``app`` on ``host``:``port`` until cancelled: with uvicorn
     (HTTP/1.1 and WebSocket), or with ``http2`` Hypercorn (HTTP/2 over cleartext with
     prior knowledge, HTTP/1.1 and WebSocket). ``port`` 0 picks a free port;
-    ``started(port)`` is called once it listens."""
+    ``started(port)`` is called once it listens. Cancelled, it closes an
+    :class:`AcpServer`'s connections, gives the requests still open
+    :data:`SHUTDOWN_GRACE` s to end, and ends cancelled."""
     if http2:
         await _run_hypercorn(app, host, port, log_level, started)
         return
     uvicorn = need("uvicorn", "server")
     _quiet_denials()
     config = uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, lifespan="auto"
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        lifespan="auto",
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
     )
     server = uvicorn.Server(config)
     task = asyncio.ensure_future(server.serve())
@@ -241,8 +260,12 @@ async def run_server(
             started(sock.getsockname()[1])
         await asyncio.shield(task)
     except asyncio.CancelledError:
+        await _close_connections(app)
         server.should_exit = True
-        await asyncio.wait_for(task, 10)
+        try:
+            await asyncio.wait_for(task, SHUTDOWN_GRACE + 5)
+        except Exception:  # noqa: BLE001 - stopped anyway: the task is gone
+            log.debug("uvicorn's shutdown failed", exc_info=True)
         raise
 
 
@@ -284,11 +307,23 @@ async def _run_hypercorn(
     config.bind = [f"fd://{os.dup(sock.fileno())}"]
     config.loglevel = log_level.upper()
     config.accesslog = None
+    config.graceful_timeout = SHUTDOWN_GRACE
     shutdown = asyncio.Event()
+    serving = asyncio.ensure_future(
+        asyncio_mod.serve(app, config, shutdown_trigger=shutdown.wait)
+    )
     if started is not None:
         started(sock.getsockname()[1])
     try:
-        await asyncio_mod.serve(app, config, shutdown_trigger=shutdown.wait)
+        await asyncio.shield(serving)
+    except asyncio.CancelledError:  # a graceful shutdown, not Hypercorn cancelled midway
+        await _close_connections(app)
+        shutdown.set()
+        try:
+            await asyncio.wait_for(serving, SHUTDOWN_GRACE + 5)
+        except Exception:  # noqa: BLE001 - Hypercorn cutting the streams still open
+            log.debug("Hypercorn's shutdown failed", exc_info=True)
+        raise
     finally:
         shutdown.set()
         sock.close()

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: af3a051924a0bc55b64763e66bdd0177f97d5d92ef83145a2d89b10e8ad70cda
+# input-hash: 13bdfe2c1bdb52fadc75e3f0de08c35a5fc4a1006cbef91bc8df9e5bba933a8d
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations
