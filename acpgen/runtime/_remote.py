@@ -67,7 +67,8 @@ def need(module: str, part: str) -> ModuleType:
     except ImportError as exc:
         wanted = " ".join(repr(_PIP[m]) for m in _INSTALL[part])
         raise RemoteDependencyError(
-            f"the ACP remote transport ({part}) needs the Python package {_PIP[module]!r},"
+            f"the ACP remote transport ({part}) needs the Python package"
+            f" {_PIP[module.split('.')[0]]!r},"
             f" which is not installed: pip install {wanted}"
         ) from exc
 
@@ -77,6 +78,18 @@ class Refused(Exception):
 
     def __init__(self, status: int, reason: str) -> None:
         super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+class RefusedError(ConnectionError):
+    """The server refused to open a connection: ``status`` is its HTTP status (401 for
+    credentials, 403 for the Origin, 421 for the Host...), ``reason`` its one line."""
+
+    def __init__(self, url: str, status: int, reason: str = "") -> None:
+        why = f": {reason}" if reason else ""
+        super().__init__(f"{url} refused the connection: HTTP {status}{why}")
+        self.url = url
         self.status = status
         self.reason = reason
 
@@ -224,6 +237,7 @@ __all__ = [
     "Authenticate",
     "PATH",
     "Refused",
+    "RefusedError",
     "RemoteDependencyError",
     "Security",
     "ServerOptions",

@@ -38,6 +38,10 @@ if TYPE_CHECKING:
         UnsupportedProtocolVersionError,
         Versions,
     )
+    from ._channel import Channel, ChannelClosed, memory_pair
+    from ._remote import RemoteDependencyError, Security, bearer
+    from ._remote_server import run_server
+    from ._remote_client import RemoteInfo
 
 #: the generated modules of this package (import them as ``acp_dataclasses.<name>``)
 MODULES: tuple[str, ...] = ("v1",)
@@ -84,11 +88,41 @@ def __getattr__(name: str) -> Any:
         from . import _versions
 
         return getattr(_versions, name)
+    if name in (
+        "Channel",
+        "ChannelClosed",
+        "memory_pair",
+    ):
+        from . import _channel
+
+        return getattr(_channel, name)
+    if name in (
+        "RemoteDependencyError",
+        "Security",
+        "bearer",
+    ):
+        from . import _remote
+
+        return getattr(_remote, name)
+    if name in (
+        "run_server",
+    ):
+        from . import _remote_server
+
+        return getattr(_remote_server, name)
+    if name in (
+        "RemoteInfo",
+    ):
+        from . import _remote_client
+
+        return getattr(_remote_client, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
     "Batch",
+    "Channel",
+    "ChannelClosed",
     "ClientSessions",
     "Connection",
     "ConnectionClosedError",
@@ -109,12 +143,15 @@ __all__ = [
     "PARSE_ERROR",
     "PermissionOutcome",
     "REQUEST_CANCELLED",
+    "RemoteDependencyError",
     "RemoteError",
+    "RemoteInfo",
     "Request",
     "RequestContext",
     "Response",
     "Router",
     "RpcError",
+    "Security",
     "Session",
     "SessionSnapshot",
     "ToolCalls",
@@ -124,6 +161,9 @@ __all__ = [
     "UnsupportedProtocolVersionError",
     "Update",
     "Versions",
+    "bearer",
     "current_request",
+    "memory_pair",
     "permission_options",
+    "run_server",
 ]
