@@ -6,8 +6,9 @@ connection core (:func:`connect_http`).
   error and the connection stays; a notification closes it): its ``POST`` answers ``200`` with the response as the
   body and the connection's id in ``Acp-Connection-Id``; the client then opens the
   connection's event stream (``GET``) before anything else is sent. An ``initialize``
-  refused (any other status), or a missing id, closes the connection with the status
-  and the server's line as the reason.
+  refused (any other status), or a missing id, closes the connection with the reason
+  a refused WebSocket gives (``<url> refused the connection: HTTP 401: <the server's
+  line>``): ``initialize`` fails with ``ConnectionClosedError`` saying it.
 * Every other message is a ``POST`` naming the connection (and ``Acp-Session-Id`` when
   its params carry a ``sessionId``, or, for a response, when the request it answers came
   on a session's stream), one at a time and in order: the next waits for the ``202`` of
@@ -35,11 +36,13 @@ session.
 streams and closes the client. Cookies the server sets are kept for the connection's
 requests and shown in ``conn.remote.cookies``; ``headers`` go on every request.
 
-With ``http2`` every request and stream of the connection shares one TCP connection
-(HTTP/2 with prior knowledge on ``http://``: the server must speak it, as Hypercorn
-does; ALPN on ``https://``). ``httpx`` does not reset an HTTP/2 stream it stops reading
-before its end, so a stream is given up only by closing the client, which
-:meth:`~HttpClientChannel.aclose` does.
+``http2`` speaks HTTP/2 (with prior knowledge on ``http://``: the server must speak it,
+as Hypercorn does; ALPN on ``https://``). Each event stream runs on an HTTP connection of
+its own, the ``POST``s and ``DELETE`` on another: httpx's HTTP/2 connections read for all
+their streams under one lock, and a request whose answer was read by a long-lived
+stream's reader stays stalled while that reader waits for more (found by the 200
+requests each way test), and httpx does not reset an HTTP/2 stream it stops reading
+before its end (closing the stream's connection ends it on the server at once).
 """
 
 from __future__ import annotations
@@ -48,10 +51,10 @@ import asyncio
 import collections
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Final, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Final, Mapping
 
 from ._channel import ChannelClosed
-from ._remote import CONNECTION_ID, SESSION_ID, STREAM_QUEUE, need
+from ._remote import CONNECTION_ID, SESSION_ID, STREAM_QUEUE, RefusedError, need
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -105,9 +108,15 @@ class HttpClientChannel:
     """A Streamable HTTP connection to ``url`` through an ``httpx.AsyncClient``."""
 
     def __init__(
-        self, client: Any, url: str, info: RemoteInfo, max_queued: int = STREAM_QUEUE
+        self,
+        new_client: Callable[[], Any],
+        url: str,
+        info: RemoteInfo,
+        max_queued: int = STREAM_QUEUE,
     ) -> None:
-        self.client = client
+        #: makes an ``httpx.AsyncClient``: one for the POSTs and DELETE, one per stream
+        self.new_client = new_client
+        self.client = new_client()
         self.url = url
         self.info = info
         self.max_queued = max_queued
@@ -209,11 +218,19 @@ class HttpClientChannel:
                     raise _Refused(response.status_code, response.text)
             except _Refused as refused:
                 self._refused(frame, refused)
-            except ChannelClosed:
-                raise  # the connection closes with this reason
+            except ChannelClosed as exc:
+                self._broken(frame, str(exc))
             except self._httpx.HTTPError as exc:
-                reason = f"posting to {self.url} failed: {exc!r}"
-                raise ChannelClosed(reason) from exc
+                self._broken(frame, f"posting to {self.url} failed: {exc!r}")
+
+    def _broken(self, frame: Any, reason: str) -> None:
+        """The connection is unusable: it closes with ``reason``. For a request, the
+        reading side ends with it (the request fails with that reason, as every request
+        in flight); anything else raises it (ChannelClosed)."""
+        if isinstance(frame, dict) and "method" in frame and "id" in frame:
+            self._end(reason)
+        else:
+            raise ChannelClosed(reason)
 
     def _refused(self, frame: Any, refused: _Refused) -> None:
         """A message the server refused: a request gets an error answer (its data:
@@ -225,7 +242,8 @@ class HttpClientChannel:
             what = "a message"
             if isinstance(frame, dict):
                 what = frame.get("method", "a response")
-            raise ChannelClosed(f"the server refused {what}: {refused}")
+            self._broken(frame, f"the server refused {what}: {refused}")
+            return
         error = {
             "jsonrpc": "2.0",
             "id": frame["id"],
@@ -264,18 +282,19 @@ class HttpClientChannel:
                     200, "no Acp-Connection-Id header in the answer to initialize"
                 )
             self.cid = self.info.connection_id = cid
-            try:
-                await self._open(None)
-            except _Refused as exc:
-                raise ChannelClosed(f"the connection's event stream was refused: {exc}")
         except _Refused as exc:
-            reason = f"initialize was refused: {exc}"
+            reason = str(RefusedError(self.url, exc.status, _line(exc.body)))
         except self._httpx.HTTPError as exc:
             reason = f"initialize failed: {exc!r}"
         else:
-            self._push_now(response.content)
-            return
-        raise ChannelClosed(reason)  # the connection closes with this reason
+            try:
+                await self._open(None)
+            except (_Refused, ChannelClosed) as exc:
+                reason = f"the connection's event stream could not be opened: {exc}"
+            else:
+                self._push_now(response.content)
+                return
+        self._broken(frame, reason)
 
     def _keep_cookies(self) -> None:
         self.info.cookies.clear()
@@ -312,9 +331,12 @@ class HttpClientChannel:
             else f"session {session}'s event stream"
         )
         try:
-            async with self._sse.aconnect_sse(
-                self.client, "GET", self.url, headers=headers
-            ) as source:
+            async with (
+                self._stream_client() as client,
+                self._sse.aconnect_sse(
+                    client, "GET", self.url, headers=headers
+                ) as source,
+            ):
                 response = source.response
                 self._keep_cookies()
                 if response.status_code != 200:
@@ -347,6 +369,15 @@ class HttpClientChannel:
                 self._end(f"{where} failed: {exc}")
             if session is not None and not self._closing:
                 log.warning("%s failed: %s", where, exc)
+
+    def _stream_client(self) -> Any:
+        """A client of its own for one event stream (its own connection: over HTTP/2,
+        httpx stalls a request whose answer another stream's reader took while that
+        reader waits for more), sharing the cookies and hooks of the main one."""
+        client = self.new_client()
+        client.cookies.jar = self.client.cookies.jar
+        client.event_hooks = self.client.event_hooks
+        return client
 
     def _look(self, data: bytes, session: str | None) -> None:
         """Note a request of the server's that came on a session's stream (its answer
@@ -431,21 +462,23 @@ async def connect_http(
     if max_queued < 1:
         raise ValueError("max_queued must be >= 1")
     secure = url.lower().startswith("https:")
-    client = httpx.AsyncClient(
-        headers=dict(headers or {}),
-        cookies=dict(cookies or {}),
-        http1=secure or not http2,
-        http2=http2,
-        timeout=httpx.Timeout(open_timeout, read=None, pool=None),
-        limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
-        trust_env=False,
-    )
+
+    def new_client() -> Any:
+        return httpx.AsyncClient(
+            headers=dict(headers or {}),
+            cookies=dict(cookies or {}),
+            http1=secure or not http2,
+            http2=http2,
+            timeout=httpx.Timeout(open_timeout, read=None, pool=None),
+            trust_env=False,
+        )
+
     info = RemoteInfo(url, "", dict(headers or {}), dict(cookies or {}))
-    channel = HttpClientChannel(client, url, info, max_queued)
+    channel = HttpClientChannel(new_client, url, info, max_queued)
     try:
         conn = rpc.over(side, channel, **options)
     except BaseException:
-        await client.aclose()
+        await channel.client.aclose()
         raise
     conn.remote = info
     return conn

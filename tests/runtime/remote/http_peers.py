@@ -69,7 +69,15 @@ def agent_class(v1: ModuleType, record: Record) -> Any:
 
         async def session_new(self, params: Any) -> Any:
             self.sessions += 1
-            return v1.NewSessionResponse(session_id=f"s-{self.sessions}-{id(self)}")
+            sid = f"s-{self.sessions}-{id(self)}"
+            if params.cwd == "/greet":  # says hello once the answer is out
+
+                async def greet() -> None:
+                    await asyncio.sleep(0.05)
+                    await self.say(sid, "hello")
+
+                self.greeting = asyncio.ensure_future(greet())
+            return v1.NewSessionResponse(session_id=sid)
 
         async def session_load(self, params: Any) -> Any:
             return v1.LoadSessionResponse()

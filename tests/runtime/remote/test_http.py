@@ -425,7 +425,7 @@ def test_initialize_refused_closes_with_the_status_and_headers_authenticate(v1: 
             conn.start(client_class(v1)())
             with pytest.raises(package(v1).ConnectionClosedError) as failed:
                 await v1.RemoteAgent(conn).initialize(v1.InitializeRequest(protocol_version=1))
-            assert "initialize was refused: HTTP 401: not authenticated" in str(failed.value)
+            assert str(failed.value) == f"{base}/acp refused the connection: HTTP 401: not authenticated"
             await conn.close()
             conn, agent = await start(v1, base + "/acp", client_class(v1)(), headers={"Authorization": "Bearer secret"})
             assert app.state.acp.connections[conn.remote.connection_id].principal == "alice"
