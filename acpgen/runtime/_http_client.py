@@ -3,12 +3,13 @@
 connection core (:func:`connect_http`).
 
 * The first message sent must be ``initialize`` (a request sent before it fails with an
-  error and the connection stays; a notification closes it): its ``POST`` answers ``200`` with the response as the
-  body and the connection's id in ``Acp-Connection-Id``; the client then opens the
-  connection's event stream (``GET``) before anything else is sent. An ``initialize``
-  refused (any other status), or a missing id, closes the connection with the reason
-  a refused WebSocket gives (``<url> refused the connection: HTTP 401: <the server's
-  line>``): ``initialize`` fails with ``ConnectionClosedError`` saying it.
+  error and the connection stays; a notification closes it): its ``POST`` answers
+  ``200`` with the response as the body and the connection's id in
+  ``Acp-Connection-Id``; the client then opens the connection's event stream (``GET``)
+  before anything else is sent. An ``initialize`` refused (any other status), or a
+  missing id, closes the connection: ``initialize`` fails with ``ConnectionClosedError``
+  whose reason is ``<url> refused the connection: HTTP 401: <the server's line>``, its
+  cause a ``RefusedError`` with the status (as a refused WebSocket).
 * Every other message is a ``POST`` naming the connection (and ``Acp-Session-Id`` when
   its params carry a ``sessionId``, or, for a response, when the request it answers came
   on a session's stream), one at a time and in order: the next waits for the ``202`` of
@@ -37,12 +38,9 @@ streams and closes the client. Cookies the server sets are kept for the connecti
 requests and shown in ``conn.remote.cookies``; ``headers`` go on every request.
 
 ``http2`` speaks HTTP/2 (with prior knowledge on ``http://``: the server must speak it,
-as Hypercorn does; ALPN on ``https://``). Each event stream runs on an HTTP connection of
-its own, the ``POST``s and ``DELETE`` on another: httpx's HTTP/2 connections read for all
-their streams under one lock, and a request whose answer was read by a long-lived
-stream's reader stays stalled while that reader waits for more (found by the 200
-requests each way test), and httpx does not reset an HTTP/2 stream it stops reading
-before its end (closing the stream's connection ends it on the server at once).
+as Hypercorn does; ALPN on ``https://``). Each session's stream then runs on an HTTP/2
+connection of its own (see :func:`connect_http`). httpx does not reset an HTTP/2 stream
+it stops reading before its end: a stream is given up by closing its client.
 """
 
 from __future__ import annotations
@@ -101,6 +99,7 @@ class _Refused(Exception):
         said = [f"HTTP {status}"] if status else []  # 0: refused here, not by HTTP
         super().__init__(": ".join(said + [line] if line else said))
         self.status = status
+        self.line = line
         self.body = body[:BODY_KEPT]
 
 
@@ -109,14 +108,16 @@ class HttpClientChannel:
 
     def __init__(
         self,
-        new_client: Callable[[], Any],
+        client: Any,
         url: str,
         info: RemoteInfo,
         max_queued: int = STREAM_QUEUE,
+        stream_client: Callable[[], Any] | None = None,
     ) -> None:
-        #: makes an ``httpx.AsyncClient``: one for the POSTs and DELETE, one per stream
-        self.new_client = new_client
-        self.client = new_client()
+        self.client = client
+        #: makes the client of each session's stream (None: they share ``client``)
+        self.stream_client = stream_client
+        self._stream_clients: dict[str, Any] = {}
         self.url = url
         self.info = info
         self.max_queued = max_queued
@@ -218,19 +219,11 @@ class HttpClientChannel:
                     raise _Refused(response.status_code, response.text)
             except _Refused as refused:
                 self._refused(frame, refused)
-            except ChannelClosed as exc:
-                self._broken(frame, str(exc))
+            except ChannelClosed:
+                raise  # the connection closes with this reason
             except self._httpx.HTTPError as exc:
-                self._broken(frame, f"posting to {self.url} failed: {exc!r}")
-
-    def _broken(self, frame: Any, reason: str) -> None:
-        """The connection is unusable: it closes with ``reason``. For a request, the
-        reading side ends with it (the request fails with that reason, as every request
-        in flight); anything else raises it (ChannelClosed)."""
-        if isinstance(frame, dict) and "method" in frame and "id" in frame:
-            self._end(reason)
-        else:
-            raise ChannelClosed(reason)
+                reason = f"posting to {self.url} failed: {exc!r}"
+                raise ChannelClosed(reason) from exc
 
     def _refused(self, frame: Any, refused: _Refused) -> None:
         """A message the server refused: a request gets an error answer (its data:
@@ -242,8 +235,7 @@ class HttpClientChannel:
             what = "a message"
             if isinstance(frame, dict):
                 what = frame.get("method", "a response")
-            self._broken(frame, f"the server refused {what}: {refused}")
-            return
+            raise ChannelClosed(f"the server refused {what}: {refused}")
         error = {
             "jsonrpc": "2.0",
             "id": frame["id"],
@@ -282,19 +274,18 @@ class HttpClientChannel:
                     200, "no Acp-Connection-Id header in the answer to initialize"
                 )
             self.cid = self.info.connection_id = cid
-        except _Refused as exc:
-            reason = str(RefusedError(self.url, exc.status, _line(exc.body)))
+            try:
+                await self._open(None)
+            except _Refused as exc:
+                raise ChannelClosed(f"the connection's event stream was refused: {exc}")
+        except _Refused as exc:  # the connection closes with the server's refusal
+            raise RefusedError(self.url, exc.status, exc.line) from exc
         except self._httpx.HTTPError as exc:
             reason = f"initialize failed: {exc!r}"
         else:
-            try:
-                await self._open(None)
-            except (_Refused, ChannelClosed) as exc:
-                reason = f"the connection's event stream could not be opened: {exc}"
-            else:
-                self._push_now(response.content)
-                return
-        self._broken(frame, reason)
+            self._push_now(response.content)
+            return
+        raise ChannelClosed(reason)  # the connection closes with this reason
 
     def _keep_cookies(self) -> None:
         self.info.cookies.clear()
@@ -330,13 +321,16 @@ class HttpClientChannel:
             if session is None
             else f"session {session}'s event stream"
         )
+        client = self.client
+        if session is not None and self.stream_client is not None:
+            client = self._stream_clients.get(session)
+            if client is None:
+                client = self._stream_clients[session] = self.stream_client()
+                client.cookies.update(self.client.cookies)
         try:
-            async with (
-                self._stream_client() as client,
-                self._sse.aconnect_sse(
-                    client, "GET", self.url, headers=headers
-                ) as source,
-            ):
+            async with self._sse.aconnect_sse(
+                client, "GET", self.url, headers=headers
+            ) as source:
                 response = source.response
                 self._keep_cookies()
                 if response.status_code != 200:
@@ -369,15 +363,6 @@ class HttpClientChannel:
                 self._end(f"{where} failed: {exc}")
             if session is not None and not self._closing:
                 log.warning("%s failed: %s", where, exc)
-
-    def _stream_client(self) -> Any:
-        """A client of its own for one event stream (its own connection: over HTTP/2,
-        httpx stalls a request whose answer another stream's reader took while that
-        reader waits for more), sharing the cookies and hooks of the main one."""
-        client = self.new_client()
-        client.cookies.jar = self.client.cookies.jar
-        client.event_hooks = self.client.event_hooks
-        return client
 
     def _look(self, data: bytes, session: str | None) -> None:
         """Note a request of the server's that came on a session's stream (its answer
@@ -425,7 +410,8 @@ class HttpClientChannel:
                 task.cancel()
             if tasks:
                 await asyncio.wait(tasks, timeout=1.0)
-            await self.client.aclose()
+            for client in (self.client, *self._stream_clients.values()):
+                await client.aclose()
 
 
 def _retrieve(task: asyncio.Task[Any]) -> None:
@@ -463,18 +449,25 @@ async def connect_http(
         raise ValueError("max_queued must be >= 1")
     secure = url.lower().startswith("https:")
 
-    def new_client() -> Any:
+    def make() -> Any:
         return httpx.AsyncClient(
             headers=dict(headers or {}),
             cookies=dict(cookies or {}),
             http1=secure or not http2,
             http2=http2,
             timeout=httpx.Timeout(open_timeout, read=None, pool=None),
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
             trust_env=False,
         )
 
     info = RemoteInfo(url, "", dict(headers or {}), dict(cookies or {}))
-    channel = HttpClientChannel(new_client, url, info, max_queued)
+    # Over HTTP/2, each session's stream has a TCP connection of its own: httpcore reads
+    # an HTTP/2 connection under one lock taken in turn, so with two streams waiting on
+    # one connection, the answer to a POST could wait for the next event of a stream
+    # (up to a keepalive: 15 s). The POSTs and the connection's stream share one.
+    channel = HttpClientChannel(
+        make(), url, info, max_queued, stream_client=make if http2 else None
+    )
     try:
         conn = rpc.over(side, channel, **options)
     except BaseException:

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Awaitable, Callable, Final, Mapping, Union
 
+from ._channel import ChannelClosed
+
 #: the endpoint's path (the RFD's)
 PATH: Final = "/acp"
 #: the headers naming a connection and a session (lowercase, as ASGI gives them)
@@ -82,9 +84,12 @@ class Refused(Exception):
         self.reason = reason
 
 
-class RefusedError(ConnectionError):
+class RefusedError(ChannelClosed):
     """The server refused to open a connection: ``status`` is its HTTP status (401 for
-    credentials, 403 for the Origin, 421 for the Host...), ``reason`` its one line."""
+    credentials, 403 for the Origin, 421 for the Host...), ``reason`` its one line.
+    Raised by ``connect_url`` over WebSocket, and over Streamable HTTP by the first
+    request (``initialize``: nothing is sent before it), as the cause of its
+    ``ConnectionClosedError``, whose reason is this message."""
 
     def __init__(self, url: str, status: int, reason: str = "") -> None:
         why = f": {reason}" if reason else ""

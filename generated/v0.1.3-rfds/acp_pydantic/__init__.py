@@ -39,7 +39,7 @@ if TYPE_CHECKING:
         Versions,
     )
     from ._channel import Channel, ChannelClosed, memory_pair
-    from ._remote import RemoteDependencyError, Security, bearer
+    from ._remote import RefusedError, RemoteDependencyError, Security, bearer
     from ._remote_server import run_server
     from ._remote_client import RemoteInfo
 
@@ -97,6 +97,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(_channel, name)
     if name in (
+        "RefusedError",
         "RemoteDependencyError",
         "Security",
         "bearer",
@@ -143,6 +144,7 @@ __all__ = [
     "PARSE_ERROR",
     "PermissionOutcome",
     "REQUEST_CANCELLED",
+    "RefusedError",
     "RemoteDependencyError",
     "RemoteError",
     "RemoteInfo",

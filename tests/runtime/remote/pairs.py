@@ -35,8 +35,7 @@ async def pair_over(
     async with _pair_over(m, transport, agent, client, **options) as (agent_conn, client_conn):
         params = m.RPC.codec.load(m.InitializeRequest, {"protocolVersion": 1})
         await asyncio.wait_for(client_conn.request("initialize", params), 10)
-        if isinstance(agent_conn, Served):
-            agent_conn.is_closed  # noqa: B018 - found now, while the server has it
+        assert agent_conn.side == "agent"  # the server's connection, found now
         yield agent_conn, client_conn
 
 

@@ -414,7 +414,8 @@ def test_network_cut_mid_prompt_fails_pending_calls_the_server_keeps_the_connect
 
 def test_initialize_refused_closes_with_the_status_and_headers_authenticate(v1: ModuleType) -> None:
     """Without the bearer token the server answers initialize 401: the call fails with
-    ConnectionClosedError naming the status and the server's line; with the token in
+    ConnectionClosedError naming the status and the server's line (its cause a
+    RefusedError with the status); with the token in
     ``headers`` the connection works."""
 
     async def main() -> None:
@@ -426,6 +427,8 @@ def test_initialize_refused_closes_with_the_status_and_headers_authenticate(v1: 
             with pytest.raises(package(v1).ConnectionClosedError) as failed:
                 await v1.RemoteAgent(conn).initialize(v1.InitializeRequest(protocol_version=1))
             assert str(failed.value) == f"{base}/acp refused the connection: HTTP 401: not authenticated"
+            refused = failed.value.__cause__
+            assert isinstance(refused, package(v1).RefusedError) and refused.status == 401
             await conn.close()
             conn, agent = await start(v1, base + "/acp", client_class(v1)(), headers={"Authorization": "Bearer secret"})
             assert app.state.acp.connections[conn.remote.connection_id].principal == "alice"

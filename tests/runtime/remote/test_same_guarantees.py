@@ -126,7 +126,8 @@ class SlowClient(Client):
 def test_the_agent_cancelling_its_request_cancels_the_clients_handler(m: ModuleType, transport: str) -> None:
     async def scenario() -> None:
         client = SlowClient(m)
-        async with pair_over(m, transport, lambda conn: Agent(m, m.RemoteClient(conn)), client) as (agent_conn, _):
+        async with pair_over(m, transport, lambda conn: Agent(m, m.RemoteClient(conn)), client) as (agent_conn, conn):
+            await m.RemoteAgent(conn).session_prompt(prompt(m))  # the client is in session s
             read = load(m, "ReadTextFileRequest", {"sessionId": "s", "path": "/p"})
             task = asyncio.ensure_future(m.RemoteClient(agent_conn).fs_read_text_file(read))
             await asyncio.wait_for(client.started.wait(), 10)
