@@ -45,7 +45,8 @@ def agent_class(v1: ModuleType, record: Record) -> Any:
 
     ``count N``: N agent message chunks "0 ", "1 "... then end_turn; ``ask``: a
     permission request, then a chunk naming the option chosen; ``big N``: one chunk of N
-    bytes (and the size of the prompt received is recorded); ``wait``: sleeps until
+    bytes (and the size of the prompt received is recorded); ``tell S``: a chunk about
+    session S; ``wait``: sleeps until
     cancelled (stop reason "cancelled"); ``hang`` in initialize's client name: never
     answers initialize."""
 
@@ -105,6 +106,8 @@ def agent_class(v1: ModuleType, record: Record) -> Any:
                     await self.say(sid, f"chose {answer.outcome.option_id}")
                 elif command == "big":
                     await self.say(sid, "x" * int(arg.split(" ")[0]))
+                elif command == "tell":  # about a session the client never named
+                    await self.say(arg, "psst")
                 elif command == "wait":
                     await asyncio.sleep(3600)
                 return v1.PromptResponse(stop_reason="end_turn")
