@@ -108,7 +108,7 @@ LAZY = (
     ("_channel", ("Channel", "ChannelClosed", "memory_pair")),
     ("_remote", ("RefusedError", "RemoteDependencyError", "Security", "bearer")),
     ("_remote_server", ("run_server",)),
-    ("_remote_client", ("RemoteInfo",)),
+    ("_remote_client", ("RemoteInfo", "Reconnected", "SessionLoadUnsupportedError", "reconnect")),
 )
 LAZY_NAMES = tuple(n for _, names in LAZY for n in names)
 

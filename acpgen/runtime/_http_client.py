@@ -288,6 +288,13 @@ class HttpClientChannel:
         raise ChannelClosed(reason)  # the connection closes with this reason
 
     def _keep_cookies(self) -> None:
+        # a cookie given at connect (a previous connection's, to be sticky) has no
+        # domain; once the server sets one of that name, only the server's is sent
+        # (else both would go, and a balancer reads the first: the old server)
+        jar = self.client.cookies.jar
+        renewed = {c.name for c in jar if c.domain}
+        for cookie in [c for c in jar if not c.domain and c.name in renewed]:
+            jar.clear(cookie.domain, cookie.path, cookie.name)
         self.info.cookies.clear()
         self.info.cookies.update(
             {c.name: c.value or "" for c in self.client.cookies.jar}

@@ -41,7 +41,12 @@ if TYPE_CHECKING:
     from ._channel import Channel, ChannelClosed, memory_pair
     from ._remote import RefusedError, RemoteDependencyError, Security, bearer
     from ._remote_server import run_server
-    from ._remote_client import RemoteInfo
+    from ._remote_client import (
+        RemoteInfo,
+        Reconnected,
+        SessionLoadUnsupportedError,
+        reconnect,
+    )
 
 #: the generated modules of this package (import them as ``acp_typeddict.<name>``)
 MODULES: tuple[str, ...] = ("v1",)
@@ -113,6 +118,9 @@ def __getattr__(name: str) -> Any:
         return getattr(_remote_server, name)
     if name in (
         "RemoteInfo",
+        "Reconnected",
+        "SessionLoadUnsupportedError",
+        "reconnect",
     ):
         from . import _remote_client
 
@@ -144,6 +152,7 @@ __all__ = [
     "PARSE_ERROR",
     "PermissionOutcome",
     "REQUEST_CANCELLED",
+    "Reconnected",
     "RefusedError",
     "RemoteDependencyError",
     "RemoteError",
@@ -155,6 +164,7 @@ __all__ = [
     "RpcError",
     "Security",
     "Session",
+    "SessionLoadUnsupportedError",
     "SessionSnapshot",
     "ToolCalls",
     "Traffic",
@@ -167,5 +177,6 @@ __all__ = [
     "current_request",
     "memory_pair",
     "permission_options",
+    "reconnect",
     "run_server",
 ]
