@@ -3,11 +3,13 @@
 connection core (:func:`connect_http`).
 
 * The first message sent must be ``initialize`` (a request sent before it fails with an
-  error and the connection stays; a notification closes it): its ``POST`` answers ``200`` with the response as the
-  body and the connection's id in ``Acp-Connection-Id``; the client then opens the
-  connection's event stream (``GET``) before anything else is sent. An ``initialize``
-  refused (any other status), or a missing id, closes the connection with the status
-  and the server's line as the reason.
+  error and the connection stays; a notification closes it): its ``POST`` answers
+  ``200`` with the response as the body and the connection's id in
+  ``Acp-Connection-Id``; the client then opens the connection's event stream (``GET``)
+  before anything else is sent. An ``initialize`` refused (any other status), or a
+  missing id, closes the connection: ``initialize`` fails with ``ConnectionClosedError``
+  whose reason is ``<url> refused the connection: HTTP 401: <the server's line>``, its
+  cause a ``RefusedError`` with the status (as a refused WebSocket).
 * Every other message is a ``POST`` naming the connection (and ``Acp-Session-Id`` when
   its params carry a ``sessionId``, or, for a response, when the request it answers came
   on a session's stream), one at a time and in order: the next waits for the ``202`` of
@@ -35,11 +37,10 @@ session.
 streams and closes the client. Cookies the server sets are kept for the connection's
 requests and shown in ``conn.remote.cookies``; ``headers`` go on every request.
 
-With ``http2`` every request and stream of the connection shares one TCP connection
-(HTTP/2 with prior knowledge on ``http://``: the server must speak it, as Hypercorn
-does; ALPN on ``https://``). ``httpx`` does not reset an HTTP/2 stream it stops reading
-before its end, so a stream is given up only by closing the client, which
-:meth:`~HttpClientChannel.aclose` does.
+``http2`` speaks HTTP/2 (with prior knowledge on ``http://``: the server must speak it,
+as Hypercorn does; ALPN on ``https://``). Each session's stream then runs on an HTTP/2
+connection of its own (see :func:`connect_http`). httpx does not reset an HTTP/2 stream
+it stops reading before its end: a stream is given up by closing its client.
 """
 
 from __future__ import annotations

@@ -24,9 +24,13 @@
 
 Where the agent's messages go: a response to the stream its request came from (the
 ``initialize`` response into the ``POST``'s body; the session's stream when the request
-carried ``Acp-Session-Id`` or a ``sessionId`` in its params and that session's stream
-exists; else the connection's stream); a request or notification with a ``sessionId`` in
-its params to that session's stream; anything else to the connection's stream.
+carried ``Acp-Session-Id`` or a ``sessionId`` in its params; else the connection's
+stream); a request or notification with a ``sessionId`` in its params to that session's
+stream; anything else to the connection's stream. A session has a stream once the client
+can know it: it opened the stream, posted a message naming the session, or was given it
+in a result (``session/new``, ``fork``...); a message about a session the client cannot
+know goes to the connection's stream (held for a stream no one would open, it would
+never arrive).
 
 Choices where the peers differ (made for interoperability with the TypeScript and Rust
 SDKs): ``Acp-Session-Id`` is accepted on any method whose params carry that session id
@@ -172,14 +176,26 @@ class HttpChannel:
             if "method" in frame:
                 target = _session_of(frame)
             elif "id" in frame:
-                origin = self.origins.pop(_key(frame["id"]), None)
-                if origin is _INIT:
-                    if not self.initialized.done():
-                        self.initialized.set_result(bytes(message))
+                target = self._answered(frame, bytes(message))
+                if target is _INIT:
                     return
-                if isinstance(origin, str) and origin in self.streams:
-                    target = origin
-        await self.stream(target).put(bytes(message), self.ended)
+        if target not in self.streams:  # a session the client cannot know of
+            target = None
+        await self.streams[target].put(bytes(message), self.ended)
+
+    def _answered(self, frame: dict[str, Any], message: bytes) -> Any:
+        """Where the answer ``frame`` goes (_INIT: it is the initialize POST's body, given
+        to it here); a session named by a result (``session/new``, ``fork``...) gets its
+        stream now, holding what the agent sends about it until the client listens."""
+        origin = self.origins.pop(_key(frame["id"]), None)
+        if origin is _INIT:
+            if not self.initialized.done():
+                self.initialized.set_result(message)
+            return _INIT
+        result = frame.get("result")
+        if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
+            self.stream(result["sessionId"])
+        return origin
 
     async def aclose(self) -> None:
         self.ended.set()
@@ -266,6 +282,8 @@ class HttpEndpoint:
         if session is not None and named is not None and session != named:
             raise Refused(400, "Acp-Session-Id names another session than the params")
         channel.note(frame, session or named)
+        if session or named:
+            channel.stream(session or named)  # the client knows it: its stream holds
         await channel.deliver(body)
         served.touch()
         return self._responses.Response(status_code=202)
@@ -324,9 +342,10 @@ class HttpEndpoint:
             headers={CONNECTION_ID: served.id},
         )
 
-    def _drop(self, served: Served, reason: str) -> None:
-        """Forget a connection now (later requests are 404) and close it meanwhile."""
-        if self.server.connections.get(served.id) is served:
+    def _drop(self, served: Served, reason: str, forget: bool = True) -> None:
+        """Close a connection in the background; ``forget``: take it out of the registry
+        now (a connection whose id no one was given), else once it is closed."""
+        if forget and self.server.connections.get(served.id) is served:
             del self.server.connections[served.id]
         task = asyncio.get_running_loop().create_task(served.conn.close(reason))
         self._tasks.add(task)
@@ -361,7 +380,8 @@ class HttpEndpoint:
         headers = _headers(request)
         principal = await self.server.admit(headers)
         served = self.server.find(headers.get(CONNECTION_ID), principal)
-        self._drop(served, "the client closed the connection (DELETE)")
+        self._drop(served, "the client closed the connection (DELETE)", forget=False)
+        await asyncio.sleep(0)  # the close has begun: requests naming it are 404 now
         return self._responses.Response(status_code=202)
 
 

@@ -466,3 +466,23 @@ def test_close_is_bounded_when_delete_hangs(v1: ModuleType) -> None:
             assert all(task.done() for task in channel._readers.values())
 
     run(main())
+
+
+def test_a_message_about_a_session_the_client_never_named_still_arrives(v1: ModuleType) -> None:
+    """The agent sends an update about a session this client never named (no stream of it
+    could be opened): it comes on the connection's stream instead of waiting forever."""
+
+    async def main() -> None:
+        async with served(app_for(v1, Record())) as base:
+            client = client_class(v1)()
+            conn, agent = await start(v1, base + "/acp", client)
+            sid = (await agent.session_new(new_session(v1))).session_id
+            await agent.session_prompt(prompt(v1, sid, "tell elsewhere"))
+            for _ in range(200):
+                if "elsewhere" in client.chunks:
+                    break
+                await asyncio.sleep(0.01)
+            assert client.chunks.get("elsewhere") == ["psst"]
+            await conn.close()
+
+    run(main())

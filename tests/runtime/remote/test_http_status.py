@@ -313,6 +313,25 @@ def test_late_session_stream_gets_what_was_held_in_order(v1: ModuleType) -> None
     run(main())
 
 
+def test_what_the_agent_says_about_a_new_session_waits_for_its_stream(v1: ModuleType) -> None:
+    """An update the agent sends right after session/new, before the client opened the
+    session's stream, is held for that stream (the client learnt the session from the
+    result), not sent on the connection's stream."""
+
+    async def main() -> None:
+        async with endpoint(v1) as (_, http, url):
+            cid = await initialize(http, url)
+            new = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/greet", "mcpServers": []}}
+            assert (await post(http, url, cid, new)).status_code == 202
+            [created] = await asyncio.wait_for(events(http, url, {"acp-connection-id": cid}, 1), 5)
+            sid = created["result"]["sessionId"]
+            await asyncio.sleep(0.3)  # the update has been sent meanwhile
+            [hello] = await asyncio.wait_for(events(http, url, {"acp-connection-id": cid, "acp-session-id": sid}, 1), 5)
+            assert hello["params"]["update"]["content"]["text"] == "hello"
+
+    run(main())
+
+
 def test_session_header_must_match_the_params(v1: ModuleType) -> None:
     async def main() -> None:
         async with endpoint(v1) as (_, http, url):
