@@ -27,10 +27,11 @@ Where the agent's messages go: a response to the stream its request came from (t
 carried ``Acp-Session-Id`` or a ``sessionId`` in its params; else the connection's
 stream); a request or notification with a ``sessionId`` in its params to that session's
 stream; anything else to the connection's stream. A session has a stream once the client
-can know it: it opened the stream, posted a message naming the session, or was given it
-in a result (``session/new``, ``fork``...); a message about a session the client cannot
-know goes to the connection's stream (held for a stream no one would open, it would
-never arrive).
+listens for it: it opened the stream, or was given the session in a result on the
+connection's stream (``session/new``, ``fork``...: a client opens its stream then, and
+what the agent sends meanwhile is held for it, in order). Until then, what is about the
+session goes on the connection's stream: a client that posts about a session without
+listening for it (the Python SDK's after ``session/load``) still hears it.
 
 Choices where the peers differ (made for interoperability with the TypeScript and Rust
 SDKs): ``Acp-Session-Id`` is accepted on any method whose params carry that session id
@@ -282,8 +283,6 @@ class HttpEndpoint:
         if session is not None and named is not None and session != named:
             raise Refused(400, "Acp-Session-Id names another session than the params")
         channel.note(frame, session or named)
-        if session or named:
-            channel.stream(session or named)  # the client knows it: its stream holds
         await channel.deliver(body)
         served.touch()
         return self._responses.Response(status_code=202)

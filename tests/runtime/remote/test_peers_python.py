@@ -27,8 +27,11 @@ Interop choices acpgen makes, seen here (and where the SDK differs):
   on the connection (its reading of the RFD's routing rule): the load pairing is xfail
   there (``SERVER_LOAD_404``), and the raw request is pinned
   (``test_python_sdk_server_opens_a_session_stream_before_load``).
-* The SDK's HTTP client opens no stream for a session it loads, so it never hears that
-  session again; it fails with its own server too (shown): xfail (``CLIENT_LOAD_DEAF``).
+* The SDK's HTTP client opens no stream for a session it loads, so on its own server it
+  never hears that session again (shown). acpgen's server sends what is about a session
+  on the connection's stream until the client listens for the session (opens its stream,
+  or was given it in a result), so the SDK's client loads, and prompts the loaded session,
+  on acpgen's server.
 * Over Streamable HTTP a connection outlives its streams (the RFD's v1 durability): it
   ends with ``DELETE`` (which the SDK's client sends when it closes) or after
   ``idle_timeout``; over WebSocket it ends with the socket.
@@ -65,11 +68,6 @@ SERVER_LOAD_404 = (
     "the Python SDK 0.12.1 server answers 404 to the stream (and the Acp-Session-Id) of a session"
     " not loaded yet on the connection, which the RFD's resume flow opens before session/load"
     " (so do acpgen's and the TS client)"
-)
-CLIENT_LOAD_DEAF = (
-    "the Python SDK 0.12.1 client opens no event stream for a session it loads (it waits for the"
-    " session to be named on the connection's stream), so it never hears that session's messages"
-    " (it fails on its own server too: test_python_sdk_client_cannot_load_on_its_own_server)"
 )
 _ids = itertools.count(1)
 
@@ -308,21 +306,16 @@ async def _sdk_step(conn: Any, client: SdkScenarioClient, step: str, target: str
 
 @pytest.mark.parametrize("step", STEPS)
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_python_sdk_client_to_acpgen_server(
-    v1: ModuleType, transport: str, step: str, request: pytest.FixtureRequest
-) -> None:
+def test_python_sdk_client_to_acpgen_server(v1: ModuleType, transport: str, step: str) -> None:
     if step == "cancel_request":
         pytest.skip(NO_CANCEL_REQUEST)
-    deaf = step == "load" and transport != "ws"
-    if deaf:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=CLIENT_LOAD_DEAF))
     _needs(v1, transport, "server")
     scheme, http2 = TRANSPORTS[transport]
     log = Log()
 
     async def body() -> dict[str, Any]:
         async with served(v1.RPC.asgi_app(agent_factory(v1, log)), http2=http2) as base:
-            return await sdk_play(url(base, scheme), step, http2, 3.0 if deaf else peers.TIMEOUT)
+            return await sdk_play(url(base, scheme), step, http2)
 
     record = run(body())
     check(step, record)
@@ -353,7 +346,7 @@ def test_python_sdk_client_reads_acpgen_keepalives(v1: ModuleType, transport: st
 def test_python_sdk_client_posts_load_without_a_session_header_and_acpgen_answers_it(v1: ModuleType) -> None:
     """Pinned: the SDK's HTTP client posts ``session/load`` without ``Acp-Session-Id``
     (the TS and Rust servers want it there); acpgen's server takes the session from the
-    params, and the load is answered (what follows it cannot work: ``CLIENT_LOAD_DEAF``)."""
+    params, and the load is answered."""
     import json
 
     _needs(v1, "http1", "server")
@@ -383,7 +376,7 @@ def test_python_sdk_client_posts_load_without_a_session_header_and_acpgen_answer
 
 
 def test_python_sdk_client_cannot_load_on_its_own_server() -> None:
-    """Pinned, the evidence for ``CLIENT_LOAD_DEAF``: the SDK's HTTP client and server
+    """Pinned: the SDK's HTTP client and server
     together cannot prompt a session loaded on a new connection either (the server 404s
     the prompt's ``Acp-Session-Id``: nothing told it the session is on the connection)."""
     from acp.http.client import AcpHttpStatusError
