@@ -1,3 +1,437 @@
-"""Streamable HTTP (being written)."""
+"""ACP over Streamable HTTP, the client side (the transport RFD), on ``httpx`` (with
+``h2`` for HTTP/2) and ``httpx-sse``, as a :class:`~._channel.Channel` under the one
+connection core (:func:`connect_http`).
+
+* The first message sent must be ``initialize`` (a request sent before it fails with an
+  error, the connection stays): its ``POST`` answers ``200`` with the response as the
+  body and the connection's id in ``Acp-Connection-Id``; the client then opens the
+  connection's event stream (``GET``) before anything else is sent. An ``initialize``
+  refused (any other status), or a missing id, closes the connection with the status
+  and the server's line as the reason.
+* Every other message is a ``POST`` naming the connection (and ``Acp-Session-Id`` when
+  its params carry a ``sessionId``, or, for a response, when the request it answers came
+  on a session's stream), one at a time and in order: the next waits for the ``202`` of
+  the one before, which keeps the protocol's order. A caller cancelled meanwhile does not
+  cut a ``POST`` in half: it completes, and the messages after it follow.
+* Before a message about a session whose stream is not open is posted, that stream is
+  opened (its ``200`` awaited); a result on the connection's stream that names a session
+  (``session/new``, ``load``, ``resume``, ``fork``) opens that session's stream at once.
+* What every stream brings is read into one bounded queue (``max_queued`` messages): a
+  stream's reader waits while it is full, so a slow handler slows the server's sends
+  and nothing is dropped.
+
+Failures: a ``POST`` answered ``404`` (the server no longer knows the connection), a
+transport error, or the connection's event stream ending or failing closes the
+connection with that reason (requests in flight fail with ``ConnectionClosedError``). A
+``POST`` answered with another status (``413`` for a body over the server's limit, say)
+fails that message only: a request gets an error response (-32603, the status and the
+server's line in its message); a notification or a response is logged and dropped. A
+session's stream ending is not a close: it is opened again before the next message
+about that session.
+
+:meth:`HttpClientChannel.aclose` sends ``DELETE`` (best effort, 2 s at most), ends the
+streams and closes the client. Cookies the server sets are kept for the connection's
+requests and shown in ``conn.remote.cookies``; ``headers`` go on every request.
+"""
 
 from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import logging
+from typing import TYPE_CHECKING, Any, Mapping
+
+from ._channel import ChannelClosed
+from ._remote import CONNECTION_ID, SESSION_ID, STREAM_QUEUE, need
+
+if TYPE_CHECKING:
+    from ._connection import Connection
+    from ._jsonrpc import Rpc
+    from ._remote_client import RemoteInfo
+
+log = logging.getLogger(__name__)
+
+#: the error code of the answer made here for a request the server refused
+REFUSED_CODE = -32603
+#: seconds ``aclose`` gives the ``DELETE``
+DELETE_TIMEOUT = 2.0
+
+
+def _key(rid: Any) -> tuple[str, Any]:
+    return (type(rid).__name__, rid)
+
+
+def _session_of(frame: Any) -> str | None:
+    if isinstance(frame, dict):
+        params = frame.get("params")
+        if isinstance(params, dict):
+            value = params.get("sessionId")
+            if isinstance(value, str):
+                return value
+    return None
+
+
+def _line(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first[:200]
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, line: str) -> None:
+        super().__init__(f"HTTP {status}" + (f": {line}" if line else ""))
+        self.status = status
+
+
+class HttpClientChannel:
+    """A Streamable HTTP connection to ``url`` through an ``httpx.AsyncClient``."""
+
+    def __init__(
+        self, client: Any, url: str, info: RemoteInfo, max_queued: int = STREAM_QUEUE
+    ) -> None:
+        self.client = client
+        self.url = url
+        self.info = info
+        self.max_queued = max_queued
+        self._httpx = need("httpx", "http")
+        self._sse = need("httpx_sse", "http")
+        self.cid: str | None = None
+        #: the messages read, in the order read (the bound applies to the streams')
+        self.items: collections.deque[bytes] = collections.deque()
+        #: the most messages ever queued
+        self.high = 0
+        self._ready = asyncio.Event()
+        self._room = asyncio.Event()
+        self._room.set()
+        self._ended = False
+        self._reason: str | None = None
+        self._closing = False
+        self._post_lock = asyncio.Lock()
+        #: the event streams: None is the connection's, else a session id
+        self._opened: dict[str | None, asyncio.Future[None]] = {}
+        self._readers: dict[str | None, asyncio.Task[None]] = {}
+        #: the ids of the server's requests that came on a session's stream
+        self._asked: dict[tuple[str, Any], str] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- receiving -------------------------------------------------------------------
+    async def receive(self) -> bytes | None:
+        while True:
+            if self.items:
+                data = self.items.popleft()
+                if len(self.items) < self.max_queued:
+                    self._room.set()
+                return data
+            if self._ended:
+                if self._reason is None:
+                    return None
+                raise ChannelClosed(self._reason)
+            self._ready.clear()
+            await self._ready.wait()
+
+    async def _push(self, data: bytes) -> None:
+        """Queue a message read from a stream, waiting while the queue is full."""
+        while len(self.items) >= self.max_queued and not self._ended:
+            self._room.clear()
+            await self._room.wait()
+        if self._ended:
+            return
+        self._push_now(data)
+
+    def _push_now(self, data: bytes) -> None:
+        self.items.append(data)
+        self.high = max(self.high, len(self.items))
+        self._ready.set()
+
+    def _end(self, reason: str | None) -> None:
+        """No more messages: ``receive`` returns what is queued, then ``None`` (reason
+        None) or raises ChannelClosed(reason). The first call's reason stands."""
+        if self._ended:
+            return
+        self._ended = True
+        self._reason = reason
+        self._ready.set()
+        self._room.set()
+
+    # -- sending ---------------------------------------------------------------------
+    async def send(self, message: bytes) -> None:
+        if self._ended:
+            raise ChannelClosed(self._reason or "the connection is closed")
+        task = asyncio.get_running_loop().create_task(self._send(bytes(message)))
+        task.add_done_callback(_retrieve)
+        await asyncio.shield(task)  # a cancelled caller leaves the POST whole
+
+    async def _send(self, message: bytes) -> None:
+        async with self._post_lock:
+            if self._ended:
+                raise ChannelClosed(self._reason or "the connection is closed")
+            try:
+                frame: Any = json.loads(message)
+            except ValueError:
+                frame = None
+            if self.cid is None:
+                await self._initialize(message, frame)
+                return
+            session: str | None = None
+            if isinstance(frame, dict):
+                if "method" in frame:
+                    session = _session_of(frame)
+                elif "id" in frame:
+                    session = self._asked.pop(_key(frame["id"]), None)
+            headers = {CONNECTION_ID: self.cid, "content-type": "application/json"}
+            try:
+                if session is not None:
+                    await self._open(session)
+                    headers[SESSION_ID] = session
+                response = await self.client.post(
+                    self.url, content=message, headers=headers
+                )
+                self._keep_cookies()
+                if response.status_code == 404:
+                    raise ChannelClosed(
+                        f"the server does not know the connection any more: HTTP 404"
+                        f" {_line(response.text)}".rstrip()
+                    )
+                if response.status_code not in (200, 202):
+                    raise _Refused(response.status_code, _line(response.text))
+            except _Refused as refused:
+                self._refused(frame, str(refused))
+            except ChannelClosed:
+                raise  # the connection closes with this reason
+            except self._httpx.HTTPError as exc:
+                reason = f"posting to {self.url} failed: {exc!r}"
+                raise ChannelClosed(reason) from exc
+
+    def _refused(self, frame: Any, why: str) -> None:
+        """Fail one message the server refused: a request gets an error answer."""
+        if isinstance(frame, dict) and "method" in frame and "id" in frame:
+            error = {
+                "jsonrpc": "2.0",
+                "id": frame["id"],
+                "error": {
+                    "code": REFUSED_CODE,
+                    "message": f"the server refused the request: {why}",
+                },
+            }
+            self._push_now(json.dumps(error).encode())
+        else:
+            what = (
+                frame.get("method", "a response")
+                if isinstance(frame, dict)
+                else "a message"
+            )
+            log.warning("the server refused %s (dropped): %s", what, why)
+
+    async def _initialize(self, message: bytes, frame: Any) -> None:
+        if not (
+            isinstance(frame, dict)
+            and frame.get("method") == "initialize"
+            and "id" in frame
+        ):
+            self._refused(frame, "the first message must be the initialize request")
+            return
+        try:
+            response = await self.client.post(
+                self.url,
+                content=message,
+                headers={
+                    "content-type": "application/json",
+                    "accept": "application/json",
+                },
+            )
+            self._keep_cookies()
+            if response.status_code != 200:
+                raise _Refused(response.status_code, _line(response.text))
+            cid = response.headers.get(CONNECTION_ID)
+            if not cid:
+                raise _Refused(
+                    200, "no Acp-Connection-Id header in the answer to initialize"
+                )
+            self.cid = self.info.connection_id = cid
+            try:
+                await self._open(None)
+            except _Refused as exc:
+                raise ChannelClosed(f"the connection's event stream was refused: {exc}")
+        except _Refused as exc:
+            reason = f"initialize was refused: {exc}"
+        except self._httpx.HTTPError as exc:
+            reason = f"initialize failed: {exc!r}"
+        else:
+            self._push_now(response.content)
+            return
+        raise ChannelClosed(reason)  # the connection closes with this reason
+
+    def _keep_cookies(self) -> None:
+        self.info.cookies.clear()
+        self.info.cookies.update(
+            {c.name: c.value or "" for c in self.client.cookies.jar}
+        )
+
+    # -- event streams ---------------------------------------------------------------
+    async def _open(self, session: str | None) -> None:
+        """Open the stream (None: the connection's, else a session's) unless open or
+        opening; wait for its ``200`` (_Refused, ChannelClosed)."""
+        opened = self._opened.get(session)
+        reader = self._readers.get(session)
+        if (
+            opened is None
+            or reader is None
+            or reader.done()
+            or (opened.done() and opened.exception() is not None)
+        ):
+            opened = asyncio.get_running_loop().create_future()
+            self._opened[session] = opened
+            reader = asyncio.get_running_loop().create_task(self._read(session, opened))
+            self._readers[session] = reader
+        await asyncio.shield(opened)
+
+    async def _read(self, session: str | None, opened: asyncio.Future[None]) -> None:
+        assert self.cid is not None
+        headers = {CONNECTION_ID: self.cid, "accept": "text/event-stream"}
+        if session is not None:
+            headers[SESSION_ID] = session
+        where = (
+            "the connection's event stream"
+            if session is None
+            else f"session {session}'s event stream"
+        )
+        try:
+            async with self._sse.aconnect_sse(
+                self.client, "GET", self.url, headers=headers
+            ) as source:
+                response = source.response
+                self._keep_cookies()
+                if response.status_code != 200:
+                    await response.aread()
+                    raise _Refused(response.status_code, _line(response.text))
+                opened.set_result(None)
+                async for event in source.aiter_sse():
+                    if not event.data:
+                        continue
+                    data = event.data.encode("utf-8", "surrogatepass")
+                    self._look(data, session)
+                    await self._push(data)
+                    if self._ended:
+                        return
+            if session is None:
+                self._end(f"the server ended {where}")
+        except asyncio.CancelledError:
+            if not opened.done():
+                opened.set_exception(ChannelClosed(f"{where} was closed"))
+                opened.exception()
+            raise
+        except Exception as exc:  # noqa: BLE001 - the stream failed: said, not raised
+            failure: Exception = exc
+            if not isinstance(exc, (_Refused, ChannelClosed)):
+                failure = ChannelClosed(f"{where} failed: {exc!r}")
+            if not opened.done():  # whoever opens it is told (retrieved here too)
+                opened.set_exception(failure)
+                opened.exception()
+            elif session is None:
+                self._end(f"{where} failed: {exc}")
+            if session is not None and not self._closing:
+                log.warning("%s failed: %s", where, exc)
+
+    def _look(self, data: bytes, session: str | None) -> None:
+        """Note a request of the server's that came on a session's stream (its answer
+        names that session), and open the stream of a session a result names."""
+        try:
+            frame = json.loads(data)
+        except ValueError:
+            return
+        if not isinstance(frame, dict):
+            return
+        if "method" in frame:
+            if session is not None and "id" in frame:
+                self._asked[_key(frame["id"])] = session
+            return
+        result = frame.get("result")
+        if isinstance(result, dict):
+            named = result.get("sessionId")
+            if (
+                isinstance(named, str)
+                and named not in self._readers
+                and not self._ended
+            ):
+                task = asyncio.get_running_loop().create_task(self._open(named))
+                task.add_done_callback(_retrieve)
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+
+    # -- closing ---------------------------------------------------------------------
+    async def aclose(self) -> None:
+        if self._closing:
+            return
+        self._closing = True
+        self._end(None)
+        if self.cid is not None:
+            try:
+                await asyncio.wait_for(
+                    self.client.delete(self.url, headers={CONNECTION_ID: self.cid}),
+                    DELETE_TIMEOUT,
+                )
+            except (asyncio.TimeoutError, self._httpx.HTTPError):
+                pass
+        tasks = [*self._readers.values(), *self._tasks]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=DELETE_TIMEOUT)
+        await self.client.aclose()
+
+
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+async def connect_http(
+    rpc: Rpc,
+    url: str,
+    *,
+    side: str = "client",
+    headers: Mapping[str, str] | None = None,
+    cookies: Mapping[str, str] | None = None,
+    http2: bool = False,
+    open_timeout: float = 10.0,
+    max_queued: int = STREAM_QUEUE,
+    **options: Any,
+) -> Connection:
+    """A connection over Streamable HTTP to the endpoint ``url`` (``http://`` or
+    ``https://``, the path included: ``.../acp``). ``headers`` and ``cookies`` go with
+    every request; ``http2`` speaks HTTP/2 (prior knowledge on ``http://``, ALPN on
+    ``https://``); ``open_timeout`` bounds connecting and sending (never reading: the
+    streams are long-lived); ``max_queued`` bounds the messages read and not yet taken.
+    Nothing is sent until the first request, which must be ``initialize``;
+    ``conn.remote`` (a :class:`~._remote_client.RemoteInfo`) has the connection's id once
+    it is answered, and the cookies the server set."""
+    httpx = need("httpx", "http")
+    need("httpx_sse", "http")
+    from ._connection import check_options
+    from ._remote_client import RemoteInfo
+
+    check_options(options)
+    if max_queued < 1:
+        raise ValueError("max_queued must be >= 1")
+    secure = url.lower().startswith("https:")
+    client = httpx.AsyncClient(
+        headers=dict(headers or {}),
+        cookies=dict(cookies or {}),
+        http1=secure or not http2,
+        http2=http2,
+        timeout=httpx.Timeout(open_timeout, read=None, pool=None),
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
+        trust_env=False,
+    )
+    info = RemoteInfo(url, "", dict(headers or {}), dict(cookies or {}))
+    channel = HttpClientChannel(client, url, info, max_queued)
+    try:
+        conn = rpc.over(side, channel, **options)
+    except BaseException:
+        await client.aclose()
+        raise
+    conn.remote = info
+    return conn
+
+
+__all__ = ["HttpClientChannel", "REFUSED_CODE", "connect_http"]

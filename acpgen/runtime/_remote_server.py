@@ -245,6 +245,7 @@ async def run_server(
 async def _run_hypercorn(
     app: Any, host: str, port: int, log_level: str, started: Callable[[int], None] | None
 ) -> None:
+    import os
     import socket
 
     config_mod = need("hypercorn.config", "http2")
@@ -253,8 +254,10 @@ async def _run_hypercorn(
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(128)  # connections wait for Hypercorn's accept: started() means listening
     sock.set_inheritable(True)
-    config.bind = [f"fd://{sock.fileno()}"]
+    # Hypercorn closes the socket it is given on shutdown: it gets its own descriptor
+    config.bind = [f"fd://{os.dup(sock.fileno())}"]
     config.loglevel = log_level.upper()
     config.accesslog = None
     shutdown = asyncio.Event()

@@ -1,0 +1,163 @@
+"""What the Streamable HTTP tests share: bindings generated from the schema directory of
+the TypeScript SDK (pinned in tests/interop; skipped with a reason without node or the
+registry), an agent whose prompt text says what it does, and a client that records
+what it receives."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from ...conftest import generate, import_file, npm_install
+
+ROOT = Path(__file__).resolve().parents[3]
+INTEROP = ROOT / "tests" / "interop"
+SDK_SCHEMA = INTEROP / "node_modules" / "@agentclientprotocol" / "sdk" / "schema"
+
+_BINDINGS: dict[str, ModuleType] = {}
+
+
+def bindings(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    """The v1 module of pydantic bindings of the SDK's schema (generated once)."""
+    if "v1" not in _BINDINGS:
+        npm_install(INTEROP, "@agentclientprotocol/sdk", "the Streamable HTTP tests")
+        out = generate(SDK_SCHEMA, tmp_path_factory.mktemp("http_bindings"), ("pydantic",))
+        _BINDINGS["v1"] = import_file(out / "acp_pydantic" / "v1.py")
+    return _BINDINGS["v1"]
+
+
+class Record:
+    """What the agents of one test saw (shared by every connection it serves)."""
+
+    def __init__(self) -> None:
+        self.cancelled = asyncio.Event()
+        self.turn_started = asyncio.Event()
+        self.received_sizes: list[int] = []
+        self.agents: list[Any] = []
+
+
+def agent_class(v1: ModuleType, record: Record) -> Any:
+    """An agent whose prompt's first word says what the turn does:
+
+    ``count N``: N agent message chunks "0 ", "1 "... then end_turn; ``ask``: a
+    permission request, then a chunk naming the option chosen; ``big N``: one chunk of N
+    bytes (and the size of the prompt received is recorded); ``wait``: sleeps until
+    cancelled (stop reason "cancelled"); ``hang`` in initialize's client name: never
+    answers initialize."""
+
+    class TestAgent(v1.Agent):  # type: ignore[name-defined,misc]
+        def __init__(self, client: Any) -> None:
+            self.client = client
+            self.sessions = 0
+            self.turns: dict[str, asyncio.Task[Any]] = {}
+            record.agents.append(self)
+
+        async def initialize(self, params: Any) -> Any:
+            info = params.client_info
+            if info is not None and info.name == "hang":
+                try:
+                    await asyncio.sleep(3600)
+                except asyncio.CancelledError:
+                    record.cancelled.set()
+                    raise
+            caps = v1.AgentCapabilities(load_session=True)
+            return v1.InitializeResponse(protocol_version=params.protocol_version, agent_capabilities=caps)
+
+        async def session_new(self, params: Any) -> Any:
+            self.sessions += 1
+            return v1.NewSessionResponse(session_id=f"s-{self.sessions}-{id(self)}")
+
+        async def session_load(self, params: Any) -> Any:
+            return v1.LoadSessionResponse()
+
+        async def session_prompt(self, params: Any) -> Any:
+            sid = params.session_id
+            self.turns[sid] = asyncio.current_task()  # type: ignore[assignment]
+            text = params.prompt[0].text
+            command, _, arg = text.partition(" ")
+            record.received_sizes.append(len(text))
+            record.turn_started.set()
+            try:
+                if command == "count":
+                    for i in range(int(arg.split(" ")[0])):
+                        await self.say(sid, f"{i} ")
+                elif command == "ask":
+                    option = v1.PermissionOption(option_id="yes", name="Yes", kind="allow_once")
+                    no = v1.PermissionOption(option_id="no", name="No", kind="reject_once")
+                    asked = v1.RequestPermissionRequest(
+                        session_id=sid,
+                        tool_call=v1.ToolCallUpdate(tool_call_id="t1"),
+                        options=[option, no],
+                    )
+                    answer = await self.client.session_request_permission(asked)
+                    await self.say(sid, f"chose {answer.outcome.option_id}")
+                elif command == "big":
+                    await self.say(sid, "x" * int(arg.split(" ")[0]))
+                elif command == "wait":
+                    await asyncio.sleep(3600)
+                return v1.PromptResponse(stop_reason="end_turn")
+            except asyncio.CancelledError:
+                record.cancelled.set()
+                return v1.PromptResponse(stop_reason="cancelled")
+
+        async def session_cancel(self, params: Any) -> None:
+            turn = self.turns.get(params.session_id)
+            if turn is not None:
+                turn.cancel()
+
+        async def say(self, sid: str, text: str) -> None:
+            chunk = v1.AgentMessageChunkSessionUpdate(content=v1.TextContentBlock(text=text))
+            await self.client.session_update(v1.SessionNotification(session_id=sid, update=chunk))
+
+    return TestAgent
+
+
+def client_class(v1: ModuleType) -> Any:
+    class RecordingClient(v1.Client):  # type: ignore[name-defined,misc]
+        """Keeps each session's chunks in order; grants permission with "yes"; sleeps
+        ``delay`` s per update (a slow consumer)."""
+
+        def __init__(self, delay: float = 0.0) -> None:
+            self.delay = delay
+            self.chunks: dict[str, list[str]] = {}
+            self.asked: list[str] = []
+
+        async def session_update(self, params: Any) -> None:
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            text = getattr(getattr(params.update, "content", None), "text", None)
+            if text is not None:
+                self.chunks.setdefault(params.session_id, []).append(text)
+
+        async def session_request_permission(self, params: Any) -> Any:
+            self.asked.append(params.session_id)
+            choice = v1.SelectedRequestPermissionOutcome(option_id=params.options[0].option_id)
+            return v1.RequestPermissionResponse(outcome=choice)
+
+    return RecordingClient
+
+
+def app_for(v1: ModuleType, record: Record, **options: Any) -> Any:
+    agent = agent_class(v1, record)
+    return v1.RPC.asgi_app(lambda conn: agent(v1.RemoteClient(conn)), **options)
+
+
+async def start(v1: ModuleType, url: str, client: Any, **options: Any) -> tuple[Any, Any]:
+    """A connection to ``url`` serving ``client``, initialized: (conn, RemoteAgent)."""
+    conn = await v1.RPC.connect_url(url, **options)
+    conn.start(client)
+    agent = v1.RemoteAgent(conn)
+    await agent.initialize(v1.InitializeRequest(protocol_version=v1.PROTOCOL_VERSION))
+    return conn, agent
+
+
+def prompt(v1: ModuleType, sid: str, text: str) -> Any:
+    return v1.PromptRequest(session_id=sid, prompt=[v1.TextContentBlock(text=text)])
+
+
+def new_session(v1: ModuleType) -> Any:
+    return v1.NewSessionRequest(cwd="/", mcp_servers=[])

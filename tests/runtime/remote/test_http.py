@@ -1,0 +1,430 @@
+"""ACP over Streamable HTTP end to end: our client against our server, a real server on a
+loopback port (uvicorn for HTTP/1.1, Hypercorn for HTTP/2 with prior knowledge), bindings
+of the TypeScript SDK's schema. Every test is bounded in time."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import sys
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from .harness import served
+from .http_peers import Record, app_for, bindings, client_class, new_session, prompt, start
+
+
+
+@pytest.fixture(scope="module")
+def v1(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    return bindings(tmp_path_factory)
+
+
+def package(v1: ModuleType) -> ModuleType:
+    return sys.modules[str(v1.__package__)]
+
+
+def run(coro: Any, timeout: float = 60) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+@pytest.mark.parametrize("http2", [False, True], ids=["http1.1", "http2"])
+def test_a_thousand_updates_arrive_in_order(v1: ModuleType, http2: bool) -> None:
+    """initialize, session/new, a prompt streaming 1,000 updates: all arrive, in order,
+    before the prompt's answer; the connection id and the HTTP version are the ones
+    expected; DELETE on close forgets the connection on the server."""
+
+    async def main() -> None:
+        record = Record()
+        app = app_for(v1, record)
+        async with served(app, http2=http2) as base:
+            client = client_class(v1)()
+            seen: list[str] = []
+            conn, agent = await start(v1, base + "/acp", client, http2=http2)
+            channel = conn.channel
+            channel.client.event_hooks["response"].append(
+                _note_version(seen)
+            )
+            assert conn.remote.connection_id in app.state.acp.connections
+            session = await agent.session_new(new_session(v1))
+            result = await agent.session_prompt(prompt(v1, session.session_id, "count 1000"))
+            assert result.stop_reason == "end_turn"
+            assert client.chunks[session.session_id] == [f"{i} " for i in range(1000)]
+            assert seen and set(seen) == {"HTTP/2" if http2 else "HTTP/1.1"}
+            await conn.close()
+            for _ in range(100):
+                if not app.state.acp.connections:
+                    break
+                await asyncio.sleep(0.02)
+            assert app.state.acp.connections == {}
+
+    run(main())
+
+
+def _note_version(seen: list[str]) -> Any:
+    async def hook(response: Any) -> None:
+        seen.append(response.http_version)
+
+    return hook
+
+
+def test_permission_round_trip_during_a_prompt(v1: ModuleType) -> None:
+    """The agent's session/request_permission comes on the session's stream during the
+    prompt; the client's answer is a POST naming the session; the turn goes on with it."""
+
+    async def main() -> None:
+        record = Record()
+        async with served(app_for(v1, record)) as base:
+            client = client_class(v1)()
+            conn, agent = await start(v1, base + "/acp", client)
+            posted: list[dict[str, str]] = []
+
+            async def note(request: Any) -> None:
+                if request.method == "POST":
+                    posted.append({k.lower(): v for k, v in request.headers.items()} | {"body": request.content.decode()})
+
+            conn.channel.client.event_hooks["request"].append(note)
+            session = await agent.session_new(new_session(v1))
+            sid = session.session_id
+            result = await agent.session_prompt(prompt(v1, sid, "ask"))
+            assert result.stop_reason == "end_turn"
+            assert client.asked == [sid]
+            assert client.chunks[sid] == ["chose yes"]
+            answers = [p for p in posted if '"result"' in p["body"]]
+            assert len(answers) == 1 and answers[0]["acp-session-id"] == sid
+            await conn.close()
+
+    run(main())
+
+
+def test_cancel_mid_prompt_with_session_cancel(v1: ModuleType) -> None:
+    async def main() -> None:
+        record = Record()
+        async with served(app_for(v1, record)) as base:
+            conn, agent = await start(v1, base + "/acp", client_class(v1)())
+            session = await agent.session_new(new_session(v1))
+            turn = asyncio.ensure_future(agent.session_prompt(prompt(v1, session.session_id, "wait")))
+            await asyncio.wait_for(record.turn_started.wait(), 10)
+            await agent.session_cancel(v1.CancelNotification(session_id=session.session_id))
+            result = await asyncio.wait_for(turn, 10)
+            assert result.stop_reason == "cancelled"
+            assert record.cancelled.is_set()
+            await conn.close()
+
+    run(main())
+
+
+def test_cancel_mid_prompt_with_cancel_request(v1: ModuleType) -> None:
+    """Cancelling the task awaiting the prompt sends $/cancel_request: the agent's turn is
+    cancelled; the connection goes on serving."""
+
+    async def main() -> None:
+        record = Record()
+        async with served(app_for(v1, record)) as base:
+            client = client_class(v1)()
+            conn, agent = await start(v1, base + "/acp", client)
+            session = await agent.session_new(new_session(v1))
+            turn = asyncio.ensure_future(agent.session_prompt(prompt(v1, session.session_id, "wait")))
+            await asyncio.wait_for(record.turn_started.wait(), 10)
+            turn.cancel()
+            await asyncio.wait_for(record.cancelled.wait(), 10)
+            result = await agent.session_prompt(prompt(v1, session.session_id, "count 3"))
+            assert result.stop_reason == "end_turn"
+            assert client.chunks[session.session_id] == ["0 ", "1 ", "2 "]
+            await conn.close()
+
+    run(main())
+
+
+def test_two_sessions_on_one_connection(v1: ModuleType) -> None:
+    """Two sessions prompted at once on one connection: each stream brings its own
+    session's updates, in order; the server holds one stream per session."""
+
+    async def main() -> None:
+        record = Record()
+        app = app_for(v1, record)
+        async with served(app) as base:
+            client = client_class(v1)()
+            conn, agent = await start(v1, base + "/acp", client)
+            a = (await agent.session_new(new_session(v1))).session_id
+            b = (await agent.session_new(new_session(v1))).session_id
+            results = await asyncio.gather(
+                agent.session_prompt(prompt(v1, a, "count 300")),
+                agent.session_prompt(prompt(v1, b, "count 200")),
+            )
+            assert [r.stop_reason for r in results] == ["end_turn", "end_turn"]
+            assert client.chunks[a] == [f"{i} " for i in range(300)]
+            assert client.chunks[b] == [f"{i} " for i in range(200)]
+            channel = app.state.acp.connections[conn.remote.connection_id].state
+            assert set(channel.streams) == {None, a, b}
+            assert all(s.subscribed for s in channel.streams.values())
+            await conn.close()
+
+    run(main())
+
+
+@pytest.mark.parametrize("http2", [False, True], ids=["http1.1", "http2"])
+def test_one_megabyte_messages_both_ways(v1: ModuleType, http2: bool) -> None:
+    async def main() -> None:
+        record = Record()
+        async with served(app_for(v1, record), http2=http2) as base:
+            client = client_class(v1)()
+            conn, agent = await start(v1, base + "/acp", client, http2=http2)
+            sid = (await agent.session_new(new_session(v1))).session_id
+            size = 1024 * 1024
+            text = "big " + str(size) + " " + "y" * size
+            result = await agent.session_prompt(prompt(v1, sid, text))
+            assert result.stop_reason == "end_turn"
+            assert record.received_sizes == [len(text)]
+            assert client.chunks[sid] == ["x" * size]
+            await conn.close()
+
+    run(main())
+
+
+def test_connection_stream_dropped_mid_prompt_fails_pending_calls_at_once(v1: ModuleType) -> None:
+    """The server ends the connection (as a crash or a proxy would: every stream ends)
+    while a prompt waits: the client's pending call fails at once with
+    ConnectionClosedError saying the stream ended, well before any timeout."""
+
+    async def main() -> None:
+        record = Record()
+        app = app_for(v1, record)
+        async with served(app) as base:
+            conn, agent = await start(v1, base + "/acp", client_class(v1)())
+            sid = (await agent.session_new(new_session(v1))).session_id
+            turn = asyncio.ensure_future(agent.session_prompt(prompt(v1, sid, "wait")))
+            await asyncio.wait_for(record.turn_started.wait(), 10)
+            served_conn = app.state.acp.connections[conn.remote.connection_id]
+            loop = asyncio.get_running_loop()
+            began = loop.time()
+            served_conn.state.ended.set()  # every stream of the connection ends now
+            with pytest.raises(package(v1).ConnectionClosedError) as failed:
+                await asyncio.wait_for(turn, 5)
+            assert loop.time() - began < 2
+            assert "event stream" in str(failed.value)
+            assert conn.is_closed
+            await conn.close()
+
+    run(main())
+
+
+@pytest.mark.parametrize("http2", [False, True], ids=["http1.1", "http2"])
+def test_slow_consumer_bounded_ordered_nothing_dropped(v1: ModuleType, http2: bool) -> None:
+    """The agent sends 5,000 updates to a client that handles them slowly: the server
+    never holds more than stream_queue messages for the stream (its sends wait), the
+    client's queue stays within its bound, and every update arrives, in order."""
+
+    async def main() -> None:
+        record = Record()
+        app = app_for(v1, record, stream_queue=16)
+        async with served(app, http2=http2) as base:
+            client = client_class(v1)(delay=0.0005)
+            conn, agent = await start(v1, base + "/acp", client, max_queued=8, http2=http2)
+            sid = (await agent.session_new(new_session(v1))).session_id
+            channel = app.state.acp.connections[conn.remote.connection_id].state
+            result = await agent.session_prompt(prompt(v1, sid, "count 5000"))
+            assert result.stop_reason == "end_turn"
+            assert client.chunks[sid] == [f"{i} " for i in range(5000)]
+            held = max(s.high for s in channel.streams.values())
+            assert 1 <= held <= 16, held
+            assert conn.channel.high <= 8 + 1  # the bound, and an answer made here at most
+            await conn.close()
+
+    run(main(), timeout=90)
+
+
+def test_cookies_kept_and_sent_headers_on_every_request(v1: ModuleType) -> None:
+    """A cookie the server sets is sent back on every later request and shown in
+    conn.remote.cookies; the cookies and headers given go on every request."""
+    from starlette.middleware.base import BaseHTTPMiddleware
+
+    async def main() -> None:
+        record = Record()
+        app = app_for(v1, record)
+        seen: list[tuple[str, str, str]] = []
+
+        async def stamp(request: Any, call_next: Any) -> Any:
+            seen.append((request.method, request.headers.get("cookie", ""), request.headers.get("x-team", "")))
+            response = await call_next(request)
+            response.set_cookie("affinity", "node-7")
+            return response
+
+        app.add_middleware(BaseHTTPMiddleware, dispatch=stamp)
+        async with served(app) as base:
+            conn, agent = await start(
+                v1, base + "/acp", client_class(v1)(), headers={"X-Team": "blue"}, cookies={"given": "1"}
+            )
+            sid = (await agent.session_new(new_session(v1))).session_id
+            await agent.session_prompt(prompt(v1, sid, "count 2"))
+            assert conn.remote.cookies == {"given": "1", "affinity": "node-7"}
+            await conn.close()
+        assert [m for m, _, _ in seen[:2]] == ["POST", "GET"]
+        assert all(team == "blue" for _, _, team in seen)
+        assert "affinity=node-7" not in seen[0][1] and "given=1" in seen[0][1]
+        assert all("affinity=node-7" in cookie and "given=1" in cookie for _, cookie, _ in seen[1:])
+
+    run(main())
+
+
+def test_refused_post_fails_that_request_only(v1: ModuleType) -> None:
+    """A prompt over the server's body limit is answered 413: that request fails with an
+    error naming the status; the connection goes on."""
+
+    async def main() -> None:
+        record = Record()
+        async with served(app_for(v1, record, max_body=64 * 1024)) as base:
+            client = client_class(v1)()
+            conn, agent = await start(v1, base + "/acp", client)
+            sid = (await agent.session_new(new_session(v1))).session_id
+            with pytest.raises(package(v1).RemoteError) as refused:
+                await agent.session_prompt(prompt(v1, sid, "count 1 " + "z" * 100_000))
+            assert "HTTP 413" in str(refused.value)
+            result = await agent.session_prompt(prompt(v1, sid, "count 2"))
+            assert result.stop_reason == "end_turn" and not conn.is_closed
+            await conn.close()
+
+    run(main())
+
+
+def test_first_message_must_be_initialize(v1: ModuleType) -> None:
+    async def main() -> None:
+        async with served(app_for(v1, Record())) as base:
+            conn = await v1.RPC.connect_url(base + "/acp")
+            conn.start(client_class(v1)())
+            agent = v1.RemoteAgent(conn)
+            with pytest.raises(package(v1).RemoteError) as failed:
+                await agent.session_new(new_session(v1))
+            assert "the first message must be the initialize request" in str(failed.value)
+            await agent.initialize(v1.InitializeRequest(protocol_version=v1.PROTOCOL_VERSION))
+            assert (await agent.session_new(new_session(v1))).session_id
+            await conn.close()
+
+    run(main())
+
+
+def test_session_load_opens_the_session_stream_before_posting(v1: ModuleType) -> None:
+    """A session this connection did not create (session/load after a reconnect): its
+    stream is opened (200) before the load is posted with Acp-Session-Id, so the answer and
+    the turn that follows come on it."""
+
+    async def main() -> None:
+        record = Record()
+        app = app_for(v1, record)
+        async with served(app) as base:
+            client = client_class(v1)()
+            conn, agent = await start(v1, base + "/acp", client)
+            sent: list[tuple[str, str | None]] = []
+
+            async def note(request: Any) -> None:
+                sent.append((request.method, request.headers.get("acp-session-id")))
+
+            conn.channel.client.event_hooks["request"].append(note)
+            sid = "from-an-earlier-connection"
+            await agent.session_load(v1.LoadSessionRequest(session_id=sid, cwd="/", mcp_servers=[]))
+            assert sent[:2] == [("GET", sid), ("POST", sid)]
+            result = await agent.session_prompt(prompt(v1, sid, "count 3"))
+            assert result.stop_reason == "end_turn"
+            assert client.chunks[sid] == ["0 ", "1 ", "2 "]
+            await conn.close()
+
+    run(main())
+
+
+class Cutter:
+    """A TCP relay in front of the server whose connections can all be cut at once (the
+    network failing under the client's streams)."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.writers: list[asyncio.StreamWriter] = []
+        self.server: asyncio.base_events.Server | None = None
+
+    async def start(self) -> int:
+        self.server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        return int(self.server.sockets[0].getsockname()[1])
+
+    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+        self.writers += [writer, up_writer]
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            try:
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                dst.close()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    def cut(self) -> None:
+        if self.server is not None:
+            self.server.close()  # no new connection either
+        for writer in self.writers:
+            writer.transport.abort()
+
+    async def close(self) -> None:
+        self.cut()
+
+
+def test_network_cut_mid_prompt_fails_pending_calls_the_server_keeps_the_connection(v1: ModuleType) -> None:
+    """The network under the client's streams fails mid-prompt: the pending call fails at
+    once with ConnectionClosedError saying the connection's stream failed; on the server
+    the connection stays (a disconnect is not a close: its sessions survive)."""
+
+    async def main() -> None:
+        record = Record()
+        app = app_for(v1, record)
+        async with served(app) as base:
+            cutter = Cutter(int(base.rsplit(":", 1)[1]))
+            port = await cutter.start()
+            conn, agent = await start(v1, f"http://127.0.0.1:{port}/acp", client_class(v1)())
+            sid = (await agent.session_new(new_session(v1))).session_id
+            turn = asyncio.ensure_future(agent.session_prompt(prompt(v1, sid, "wait")))
+            await asyncio.wait_for(record.turn_started.wait(), 10)
+            loop = asyncio.get_running_loop()
+            began = loop.time()
+            cutter.cut()
+            with pytest.raises(package(v1).ConnectionClosedError) as failed:
+                await asyncio.wait_for(turn, 5)
+            assert loop.time() - began < 2
+            assert "the connection's event stream failed" in str(failed.value)
+            await conn.close()  # its DELETE cannot get through either (bounded)
+            for _ in range(100):
+                if app.state.acp.connections[conn.remote.connection_id].streams == 0:
+                    break
+                await asyncio.sleep(0.02)
+            kept = app.state.acp.connections[conn.remote.connection_id]
+            assert kept.streams == 0 and not kept.conn.is_closed
+            await cutter.close()
+
+    run(main())
+
+
+def test_initialize_refused_closes_with_the_status_and_headers_authenticate(v1: ModuleType) -> None:
+    """Without the bearer token the server answers initialize 401: the call fails with
+    ConnectionClosedError naming the status and the server's line; with the token in
+    ``headers`` the connection works."""
+
+    async def main() -> None:
+        bearer = importlib.import_module(f"{v1.__package__}._remote").bearer({"secret": "alice"})
+        app = app_for(v1, Record(), authenticate=bearer)
+        async with served(app) as base:
+            conn = await v1.RPC.connect_url(base + "/acp")
+            conn.start(client_class(v1)())
+            with pytest.raises(package(v1).ConnectionClosedError) as failed:
+                await v1.RemoteAgent(conn).initialize(v1.InitializeRequest(protocol_version=1))
+            assert "initialize was refused: HTTP 401: not authenticated" in str(failed.value)
+            await conn.close()
+            conn, agent = await start(v1, base + "/acp", client_class(v1)(), headers={"Authorization": "Bearer secret"})
+            assert app.state.acp.connections[conn.remote.connection_id].principal == "alice"
+            sid = (await agent.session_new(new_session(v1))).session_id
+            assert (await agent.session_prompt(prompt(v1, sid, "count 1"))).stop_reason == "end_turn"
+            await conn.close()
+
+    run(main())
