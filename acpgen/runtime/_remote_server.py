@@ -260,6 +260,9 @@ async def _run_hypercorn(
     config.bind = [f"fd://{os.dup(sock.fileno())}"]
     config.loglevel = log_level.upper()
     config.accesslog = None
+    # every message of an HTTP/2 connection is a request on one TCP connection: no cap
+    # (Hypercorn's default ends a connection after 1,000 with GOAWAY, failing the ACP one)
+    config.keep_alive_max_requests = 2**62
     shutdown = asyncio.Event()
     if started is not None:
         started(sock.getsockname()[1])
