@@ -21,8 +21,10 @@ the SDK's app is ``acp.http.asgi.create_asgi_app(...)``, its clients
   ``idle`` initialized, idle connections, per connection (a fresh server; a few
   connections opened first, so that what a first connection loads is not counted).
 * **Connections held**: ``n`` connections (50, 100, 200, 400, ...), each sending one
-  small request a second at its own phase; the largest ``n`` at which the 99th percentile
-  of a request's round trip stays within 100 ms (a fresh server; bounded by ``MAX_HELD``).
+  small request a second at its own phase for ``window`` seconds; the largest ``n`` at
+  which the 99th percentile of a request's round trip stays within 100 ms, with no
+  request failed (a fresh server; a step that misses is measured once more; bounded by
+  ``MAX_HELD``). The clients of all ``n`` connections run in this process.
 
 The server is this file run as ``remote.py serve <impl> <transport> [<package>]``: it prints
 its port and serves until its stdin closes.
@@ -338,8 +340,11 @@ async def connections_held(connect: Callable[[], Awaitable[Peer]], window: float
             except Exception as exc:  # noqa: BLE001 - a refused connection ends the ramp
                 log(f"    {n} connections: opening failed ({exc!r})")
                 break
-            p99, errors = await paced(held, window)
-            log(f"    {n} connections: p99 {p99 * 1000:.1f} ms, {errors} failed")
+            for attempt in (1, 2):  # a step that fails is measured once more: a busy spell of a shared machine is not the server's limit
+                p99, errors = await paced(held, window)
+                log(f"    {n} connections: p99 {p99 * 1000:.1f} ms, {errors} failed")
+                if p99 <= P99_LIMIT and not errors:
+                    break
             if p99 > P99_LIMIT or errors:
                 break
             good = n
