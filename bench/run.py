@@ -1,6 +1,6 @@
 """acpgen's benchmark: every figure side by side with its reference, in one run.
 
-    make bench                      # or: .venv/bin/python bench/run.py [--runs 5] [--quick]
+    make bench                      # or: .venv/bin/python bench/run.py [--runs 5] [--quick] [--remote]
 
 Generation: ``acpgen build`` of upstream ``main`` v1 unstable in all five styles, cold (empty
 formatter cache) and warm (nothing changed), against datamodel-code-generator writing only
