@@ -105,6 +105,10 @@ LAZY = (
     ("_sessions", ("ClientSessions", "Session", "SessionSnapshot", "TurnEnd", "Update")),
     ("_tool_calls", ("PermissionOutcome", "ToolCalls", "permission_options")),
     ("_versions", ("UNSUPPORTED_PROTOCOL_VERSION", "UnsupportedProtocolVersionError", "Versions")),
+    ("_channel", ("Channel", "ChannelClosed", "memory_pair")),
+    ("_remote", ("RefusedError", "RemoteDependencyError", "Security", "bearer")),
+    ("_remote_server", ("run_server",)),
+    ("_remote_client", ("RemoteInfo", "Reconnected", "SessionLoadUnsupportedError", "reconnect")),
 )
 LAZY_NAMES = tuple(n for _, names in LAZY for n in names)
 

@@ -67,7 +67,7 @@ from ._incoming import (
     _resolve,
     _urgent,
 )
-from ._channel import Channel, ChannelWriter, MessageReader
+from ._channel import Channel, ChannelClosed, ChannelWriter, MessageReader
 from ._lines import LineReader
 from ._versions import Versions
 
@@ -413,6 +413,8 @@ class Connection(LineReader, MessageReader, Incoming):
                 await self.writer.drain()
             except (ConnectionError, OSError, RuntimeError) as exc:
                 reason = f"writing to the peer failed: {exc!r}"
+                if isinstance(exc, ChannelClosed) and str(exc):
+                    reason = str(exc)  # a transport's own reason
                 self._lost(reason)
                 raise self._closed_error(reason) from exc
 

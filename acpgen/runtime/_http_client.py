@@ -3,11 +3,13 @@
 connection core (:func:`connect_http`).
 
 * The first message sent must be ``initialize`` (a request sent before it fails with an
-  error, the connection stays): its ``POST`` answers ``200`` with the response as the
-  body and the connection's id in ``Acp-Connection-Id``; the client then opens the
-  connection's event stream (``GET``) before anything else is sent. An ``initialize``
-  refused (any other status), or a missing id, closes the connection with the status
-  and the server's line as the reason.
+  error and the connection stays; a notification closes it): its ``POST`` answers
+  ``200`` with the response as the body and the connection's id in
+  ``Acp-Connection-Id``; the client then opens the connection's event stream (``GET``)
+  before anything else is sent. An ``initialize`` refused (any other status), or a
+  missing id, closes the connection: ``initialize`` fails with ``ConnectionClosedError``
+  whose reason is ``<url> refused the connection: HTTP 401: <the server's line>``, its
+  cause a ``RefusedError`` with the status (as a refused WebSocket).
 * Every other message is a ``POST`` naming the connection (and ``Acp-Session-Id`` when
   its params carry a ``sessionId``, or, for a response, when the request it answers came
   on a session's stream), one at a time and in order: the next waits for the ``202`` of
@@ -20,18 +22,25 @@ connection core (:func:`connect_http`).
   stream's reader waits while it is full, so a slow handler slows the server's sends
   and nothing is dropped.
 
-Failures: a ``POST`` answered ``404`` (the server no longer knows the connection), a
-transport error, or the connection's event stream ending or failing closes the
-connection with that reason (requests in flight fail with ``ConnectionClosedError``). A
-``POST`` answered with another status (``413`` for a body over the server's limit, say)
-fails that message only: a request gets an error response (-32603, the status and the
-server's line in its message); a notification or a response is logged and dropped. A
-session's stream ending is not a close: it is opened again before the next message
-about that session.
+Failures (read as the TypeScript SDK's client reads them): a transport error, a
+``POST`` answered ``401``, ``403``, ``404`` or ``410`` (the connection is unusable or
+gone), or the connection's event stream ending or failing closes the connection with
+that reason (requests in flight fail with ``ConnectionClosedError``). A ``POST`` of a
+request answered with another status (``413`` for a body over the server's limit, say)
+fails that request only: it gets an error response (-32603, the status and the server's
+line in its message, ``{"status", "body"}`` as its data). A notification or a response
+refused closes the connection (its loss would leave the peers out of step). A session's
+stream ending is not a close: it is opened again before the next message about that
+session.
 
 :meth:`HttpClientChannel.aclose` sends ``DELETE`` (best effort, 2 s at most), ends the
 streams and closes the client. Cookies the server sets are kept for the connection's
 requests and shown in ``conn.remote.cookies``; ``headers`` go on every request.
+
+``http2`` speaks HTTP/2 (with prior knowledge on ``http://``: the server must speak it,
+as Hypercorn does; ALPN on ``https://``). Each session's stream then runs on an HTTP/2
+connection of its own (see :func:`connect_http`). httpx does not reset an HTTP/2 stream
+it stops reading before its end: a stream is given up by closing its client.
 """
 
 from __future__ import annotations
@@ -40,10 +49,10 @@ import asyncio
 import collections
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Final, Mapping
 
 from ._channel import ChannelClosed
-from ._remote import CONNECTION_ID, SESSION_ID, STREAM_QUEUE, need
+from ._remote import CONNECTION_ID, SESSION_ID, STREAM_QUEUE, RefusedError, need
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -53,9 +62,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: the error code of the answer made here for a request the server refused
-REFUSED_CODE = -32603
+REFUSED_CODE: Final = -32603
+#: statuses meaning the connection is unusable or gone (as the TypeScript SDK reads them)
+GONE: Final = frozenset({401, 403, 404, 410})
+#: characters of a refusal's body kept in the error's data
+BODY_KEPT: Final = 8192
 #: seconds ``aclose`` gives the ``DELETE``
-DELETE_TIMEOUT = 2.0
+DELETE_TIMEOUT: Final = 2.0
 
 
 def _key(rid: Any) -> tuple[str, Any]:
@@ -78,18 +91,33 @@ def _line(text: str) -> str:
 
 
 class _Refused(Exception):
-    def __init__(self, status: int, line: str) -> None:
-        super().__init__(f"HTTP {status}" + (f": {line}" if line else ""))
+    """A status other than the one expected (0: a message refused before it is
+    sent): the first line of the body says why."""
+
+    def __init__(self, status: int, body: str = "") -> None:
+        line = _line(body)
+        said = [f"HTTP {status}"] if status else []  # 0: refused here, not by HTTP
+        super().__init__(": ".join(said + [line] if line else said))
         self.status = status
+        self.line = line
+        self.body = body[:BODY_KEPT]
 
 
 class HttpClientChannel:
     """A Streamable HTTP connection to ``url`` through an ``httpx.AsyncClient``."""
 
     def __init__(
-        self, client: Any, url: str, info: RemoteInfo, max_queued: int = STREAM_QUEUE
+        self,
+        client: Any,
+        url: str,
+        info: RemoteInfo,
+        max_queued: int = STREAM_QUEUE,
+        stream_client: Callable[[], Any] | None = None,
     ) -> None:
         self.client = client
+        #: makes the client of each session's stream (None: they share ``client``)
+        self.stream_client = stream_client
+        self._stream_clients: dict[str, Any] = {}
         self.url = url
         self.info = info
         self.max_queued = max_queued
@@ -187,40 +215,37 @@ class HttpClientChannel:
                     self.url, content=message, headers=headers
                 )
                 self._keep_cookies()
-                if response.status_code == 404:
-                    raise ChannelClosed(
-                        f"the server does not know the connection any more: HTTP 404"
-                        f" {_line(response.text)}".rstrip()
-                    )
                 if response.status_code not in (200, 202):
-                    raise _Refused(response.status_code, _line(response.text))
+                    raise _Refused(response.status_code, response.text)
             except _Refused as refused:
-                self._refused(frame, str(refused))
+                self._refused(frame, refused)
             except ChannelClosed:
                 raise  # the connection closes with this reason
             except self._httpx.HTTPError as exc:
                 reason = f"posting to {self.url} failed: {exc!r}"
                 raise ChannelClosed(reason) from exc
 
-    def _refused(self, frame: Any, why: str) -> None:
-        """Fail one message the server refused: a request gets an error answer."""
-        if isinstance(frame, dict) and "method" in frame and "id" in frame:
-            error = {
-                "jsonrpc": "2.0",
-                "id": frame["id"],
-                "error": {
-                    "code": REFUSED_CODE,
-                    "message": f"the server refused the request: {why}",
-                },
-            }
-            self._push_now(json.dumps(error).encode())
-        else:
-            what = (
-                frame.get("method", "a response")
-                if isinstance(frame, dict)
-                else "a message"
-            )
-            log.warning("the server refused %s (dropped): %s", what, why)
+    def _refused(self, frame: Any, refused: _Refused) -> None:
+        """A message the server refused: a request gets an error answer (its data:
+        the status and the body); a notification or a response (whose loss would
+        leave the peers out of step), or a status saying the connection is unusable,
+        closes the connection (ChannelClosed)."""
+        request = isinstance(frame, dict) and "method" in frame and "id" in frame
+        if refused.status in GONE or not request:
+            what = "a message"
+            if isinstance(frame, dict):
+                what = frame.get("method", "a response")
+            raise ChannelClosed(f"the server refused {what}: {refused}")
+        error = {
+            "jsonrpc": "2.0",
+            "id": frame["id"],
+            "error": {
+                "code": REFUSED_CODE,
+                "message": f"the server refused the request: {refused}",
+                "data": {"status": refused.status, "body": refused.body},
+            },
+        }
+        self._push_now(json.dumps(error).encode())
 
     async def _initialize(self, message: bytes, frame: Any) -> None:
         if not (
@@ -228,7 +253,8 @@ class HttpClientChannel:
             and frame.get("method") == "initialize"
             and "id" in frame
         ):
-            self._refused(frame, "the first message must be the initialize request")
+            why = "the first message must be the initialize request"
+            self._refused(frame, _Refused(0, why))
             return
         try:
             response = await self.client.post(
@@ -241,7 +267,7 @@ class HttpClientChannel:
             )
             self._keep_cookies()
             if response.status_code != 200:
-                raise _Refused(response.status_code, _line(response.text))
+                raise _Refused(response.status_code, response.text)
             cid = response.headers.get(CONNECTION_ID)
             if not cid:
                 raise _Refused(
@@ -252,8 +278,8 @@ class HttpClientChannel:
                 await self._open(None)
             except _Refused as exc:
                 raise ChannelClosed(f"the connection's event stream was refused: {exc}")
-        except _Refused as exc:
-            reason = f"initialize was refused: {exc}"
+        except _Refused as exc:  # the connection closes with the server's refusal
+            raise RefusedError(self.url, exc.status, exc.line) from exc
         except self._httpx.HTTPError as exc:
             reason = f"initialize failed: {exc!r}"
         else:
@@ -262,6 +288,13 @@ class HttpClientChannel:
         raise ChannelClosed(reason)  # the connection closes with this reason
 
     def _keep_cookies(self) -> None:
+        # a cookie given at connect (a previous connection's, to be sticky) has no
+        # domain; once the server sets one of that name, only the server's is sent
+        # (else both would go, and a balancer reads the first: the old server)
+        jar = self.client.cookies.jar
+        renewed = {c.name for c in jar if c.domain}
+        for cookie in [c for c in jar if not c.domain and c.name in renewed]:
+            jar.clear(cookie.domain, cookie.path, cookie.name)
         self.info.cookies.clear()
         self.info.cookies.update(
             {c.name: c.value or "" for c in self.client.cookies.jar}
@@ -295,15 +328,21 @@ class HttpClientChannel:
             if session is None
             else f"session {session}'s event stream"
         )
+        client = self.client
+        if session is not None and self.stream_client is not None:
+            client = self._stream_clients.get(session)
+            if client is None:
+                client = self._stream_clients[session] = self.stream_client()
+                client.cookies.update(self.client.cookies)
         try:
             async with self._sse.aconnect_sse(
-                self.client, "GET", self.url, headers=headers
+                client, "GET", self.url, headers=headers
             ) as source:
                 response = source.response
                 self._keep_cookies()
                 if response.status_code != 200:
                     await response.aread()
-                    raise _Refused(response.status_code, _line(response.text))
+                    raise _Refused(response.status_code, response.text)
                 opened.set_result(None)
                 async for event in source.aiter_sse():
                     if not event.data:
@@ -360,24 +399,26 @@ class HttpClientChannel:
 
     # -- closing ---------------------------------------------------------------------
     async def aclose(self) -> None:
+        """DELETE the connection (best effort, DELETE_TIMEOUT s at most), end the
+        streams, close the client (also when this is cancelled meanwhile)."""
         if self._closing:
             return
         self._closing = True
         self._end(None)
-        if self.cid is not None:
-            try:
-                await asyncio.wait_for(
-                    self.client.delete(self.url, headers={CONNECTION_ID: self.cid}),
-                    DELETE_TIMEOUT,
-                )
-            except (asyncio.TimeoutError, self._httpx.HTTPError):
-                pass
-        tasks = [*self._readers.values(), *self._tasks]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks, timeout=DELETE_TIMEOUT)
-        await self.client.aclose()
+        try:
+            if self.cid is not None:
+                delete = self.client.delete(self.url, headers={CONNECTION_ID: self.cid})
+                await asyncio.wait_for(delete, DELETE_TIMEOUT)
+        except (asyncio.TimeoutError, self._httpx.HTTPError):
+            pass
+        finally:
+            tasks = [*self._readers.values(), *self._tasks]
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.wait(tasks, timeout=1.0)
+            for client in (self.client, *self._stream_clients.values()):
+                await client.aclose()
 
 
 def _retrieve(task: asyncio.Task[Any]) -> None:
@@ -414,21 +455,30 @@ async def connect_http(
     if max_queued < 1:
         raise ValueError("max_queued must be >= 1")
     secure = url.lower().startswith("https:")
-    client = httpx.AsyncClient(
-        headers=dict(headers or {}),
-        cookies=dict(cookies or {}),
-        http1=secure or not http2,
-        http2=http2,
-        timeout=httpx.Timeout(open_timeout, read=None, pool=None),
-        limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
-        trust_env=False,
-    )
+
+    def make() -> Any:
+        return httpx.AsyncClient(
+            headers=dict(headers or {}),
+            cookies=dict(cookies or {}),
+            http1=secure or not http2,
+            http2=http2,
+            timeout=httpx.Timeout(open_timeout, read=None, pool=None),
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
+            trust_env=False,
+        )
+
     info = RemoteInfo(url, "", dict(headers or {}), dict(cookies or {}))
-    channel = HttpClientChannel(client, url, info, max_queued)
+    # Over HTTP/2, each session's stream has a TCP connection of its own: httpcore reads
+    # an HTTP/2 connection under one lock taken in turn, so with two streams waiting on
+    # one connection, the answer to a POST could wait for the next event of a stream
+    # (up to a keepalive: 15 s). The POSTs and the connection's stream share one.
+    channel = HttpClientChannel(
+        make(), url, info, max_queued, stream_client=make if http2 else None
+    )
     try:
         conn = rpc.over(side, channel, **options)
     except BaseException:
-        await client.aclose()
+        await channel.client.aclose()
         raise
     conn.remote = info
     return conn

@@ -24,9 +24,13 @@
 
 Where the agent's messages go: a response to the stream its request came from (the
 ``initialize`` response into the ``POST``'s body; the session's stream when the request
-carried ``Acp-Session-Id`` or a ``sessionId`` in its params and that session's stream
-exists; else the connection's stream); a request or notification with a ``sessionId`` in
-its params to that session's stream; anything else to the connection's stream.
+carried ``Acp-Session-Id`` or a ``sessionId`` in its params; else the connection's
+stream); a request or notification with a ``sessionId`` in its params to that session's
+stream; anything else to the connection's stream. A session has a stream once the client
+can know it: it opened the stream, posted a message naming the session, or was given it
+in a result (``session/new``, ``fork``...); a message about a session the client cannot
+know goes to the connection's stream (held for a stream no one would open, it would
+never arrive).
 
 Choices where the peers differ (made for interoperability with the TypeScript and Rust
 SDKs): ``Acp-Session-Id`` is accepted on any method whose params carry that session id
@@ -62,6 +66,18 @@ def _key(rid: Any) -> tuple[str, Any]:
     return (type(rid).__name__, rid)
 
 
+async def _until(work: asyncio.Future[Any], ended: asyncio.Event) -> bool:
+    """Wait for ``work`` or ``ended``: whether ``work`` completed (cancelled if not)."""
+    end = asyncio.ensure_future(ended.wait())
+    try:
+        await asyncio.wait((work, end), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        end.cancel()
+        if not work.done():
+            work.cancel()
+    return work.done() and not work.cancelled()
+
+
 class OutStream:
     """One outgoing event stream (the connection's, or a session's): a bounded queue of
     messages, held until a subscriber takes them; ``high`` is the most ever held."""
@@ -75,19 +91,10 @@ class OutStream:
         """Queue ``message``, waiting while the stream is full (ChannelClosed if the
         channel ends meanwhile)."""
         queue = self.queue
-        if queue.full():
-            put = asyncio.ensure_future(queue.put(message))
-            end = asyncio.ensure_future(ended.wait())
-            try:
-                await asyncio.wait((put, end), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                end.cancel()
-                if not put.done():
-                    put.cancel()
-            if not put.done() or put.cancelled():
-                raise ChannelClosed("the connection closed while a message waited")
-        else:
+        if not queue.full():
             queue.put_nowait(message)
+        elif not await _until(asyncio.ensure_future(queue.put(message)), ended):
+            raise ChannelClosed("the connection closed while a message waited")
         self.high = max(self.high, queue.qsize())
 
     async def events(self, ended: asyncio.Event) -> AsyncIterator[dict[str, str]]:
@@ -101,14 +108,7 @@ class OutStream:
                 return
             else:
                 get = asyncio.ensure_future(queue.get())
-                end = asyncio.ensure_future(ended.wait())
-                try:
-                    await asyncio.wait((get, end), return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    end.cancel()
-                    if not get.done():
-                        get.cancel()
-                if not get.done() or get.cancelled():
+                if not await _until(get, ended):
                     continue
                 message = get.result()
             yield {"data": message.decode("utf-8", "surrogatepass")}
@@ -142,19 +142,10 @@ class HttpChannel:
         """Hand one message to the connection, waiting while its inbox is full."""
         if self.ended.is_set():
             raise Refused(404, "the connection is closed")
-        if self.inbox.full():
-            put = asyncio.ensure_future(self.inbox.put(body))
-            end = asyncio.ensure_future(self.ended.wait())
-            try:
-                await asyncio.wait((put, end), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                end.cancel()
-                if not put.done():
-                    put.cancel()
-            if not put.done() or put.cancelled():
-                raise Refused(404, "the connection closed")
-        else:
+        if not self.inbox.full():
             self.inbox.put_nowait(body)
+        elif not await _until(asyncio.ensure_future(self.inbox.put(body)), self.ended):
+            raise Refused(404, "the connection closed")
 
     def note(self, message: Any, session: str | None) -> None:
         """Remember where the answer to ``message`` (if a request) goes."""
@@ -169,14 +160,7 @@ class HttpChannel:
             if self.ended.is_set():
                 return None
             get = asyncio.ensure_future(inbox.get())
-            end = asyncio.ensure_future(self.ended.wait())
-            try:
-                await asyncio.wait((get, end), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                end.cancel()
-                if not get.done():
-                    get.cancel()
-            if get.done() and not get.cancelled():
+            if await _until(get, self.ended):
                 return get.result()
 
     # -- the agent's messages --------------------------------------------------------
@@ -192,14 +176,26 @@ class HttpChannel:
             if "method" in frame:
                 target = _session_of(frame)
             elif "id" in frame:
-                origin = self.origins.pop(_key(frame["id"]), None)
-                if origin is _INIT:
-                    if not self.initialized.done():
-                        self.initialized.set_result(bytes(message))
+                target = self._answered(frame, bytes(message))
+                if target is _INIT:
                     return
-                if isinstance(origin, str) and origin in self.streams:
-                    target = origin
-        await self.stream(target).put(bytes(message), self.ended)
+        if target not in self.streams:  # a session the client cannot know of
+            target = None
+        await self.streams[target].put(bytes(message), self.ended)
+
+    def _answered(self, frame: dict[str, Any], message: bytes) -> Any:
+        """Where the answer ``frame`` goes (_INIT: it is the initialize POST's body, given
+        to it here); a session named by a result (``session/new``, ``fork``...) gets its
+        stream now, holding what the agent sends about it until the client listens."""
+        origin = self.origins.pop(_key(frame["id"]), None)
+        if origin is _INIT:
+            if not self.initialized.done():
+                self.initialized.set_result(message)
+            return _INIT
+        result = frame.get("result")
+        if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
+            self.stream(result["sessionId"])
+        return origin
 
     async def aclose(self) -> None:
         self.ended.set()
@@ -208,6 +204,24 @@ class HttpChannel:
                 ChannelClosed("the connection closed before initialize was answered")
             )
             self.initialized.exception()  # retrieved: no warning when no one waits
+
+
+class _Subscription:
+    """An SSE response that gives its stream up when it ends, however it ends (the
+    client went away before the first event, say)."""
+
+    def __init__(self, response: Any, stream: OutStream, served: Served) -> None:
+        self.response = response
+        self.stream = stream
+        self.served = served
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await self.response(scope, receive, send)
+        finally:
+            self.stream.subscribed = False
+            self.served.streams -= 1
+            self.served.touch()
 
 
 def _session_of(frame: dict[str, Any]) -> str | None:
@@ -268,6 +282,8 @@ class HttpEndpoint:
         if session is not None and named is not None and session != named:
             raise Refused(400, "Acp-Session-Id names another session than the params")
         channel.note(frame, session or named)
+        if session or named:
+            channel.stream(session or named)  # the client knows it: its stream holds
         await channel.deliver(body)
         served.touch()
         return self._responses.Response(status_code=202)
@@ -326,9 +342,10 @@ class HttpEndpoint:
             headers={CONNECTION_ID: served.id},
         )
 
-    def _drop(self, served: Served, reason: str) -> None:
-        """Forget a connection now (later requests are 404) and close it meanwhile."""
-        if self.server.connections.get(served.id) is served:
+    def _drop(self, served: Served, reason: str, forget: bool = True) -> None:
+        """Close a connection in the background; ``forget``: take it out of the registry
+        now (a connection whose id no one was given), else once it is closed."""
+        if forget and self.server.connections.get(served.id) is served:
             del self.server.connections[served.id]
         task = asyncio.get_running_loop().create_task(served.conn.close(reason))
         self._tasks.add(task)
@@ -348,29 +365,23 @@ class HttpEndpoint:
             raise Refused(409, "this stream has a subscriber already")
         stream.subscribed = True
         served.streams += 1
-
-        async def events() -> AsyncIterator[dict[str, str]]:
-            try:
-                async for event in stream.events(channel.ended):
-                    yield event
-            finally:
-                stream.subscribed = False
-                served.streams -= 1
-                served.touch()
-
         reply_headers = {CONNECTION_ID: served.id}
         if session is not None:
             reply_headers[SESSION_ID] = session
-        return self._sse.EventSourceResponse(
-            events(), ping=self.options.keepalive, headers=reply_headers
+        response = self._sse.EventSourceResponse(
+            stream.events(channel.ended),
+            ping=self.options.keepalive,
+            headers=reply_headers,
         )
+        return _Subscription(response, stream, served)
 
     # -- DELETE ----------------------------------------------------------------------
     async def _delete(self, request: Any) -> Any:
         headers = _headers(request)
         principal = await self.server.admit(headers)
         served = self.server.find(headers.get(CONNECTION_ID), principal)
-        self._drop(served, "the client closed the connection (DELETE)")
+        self._drop(served, "the client closed the connection (DELETE)", forget=False)
+        await asyncio.sleep(0)  # the close has begun: requests naming it are 404 now
         return self._responses.Response(status_code=202)
 
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Awaitable, Callable, Final, Mapping, Union
 
+from ._channel import ChannelClosed
+
 #: the endpoint's path (the RFD's)
 PATH: Final = "/acp"
 #: the headers naming a connection and a session (lowercase, as ASGI gives them)
@@ -67,7 +69,8 @@ def need(module: str, part: str) -> ModuleType:
     except ImportError as exc:
         wanted = " ".join(repr(_PIP[m]) for m in _INSTALL[part])
         raise RemoteDependencyError(
-            f"the ACP remote transport ({part}) needs the Python package {_PIP[module]!r},"
+            f"the ACP remote transport ({part}) needs the Python package"
+            f" {_PIP[module.split('.')[0]]!r},"
             f" which is not installed: pip install {wanted}"
         ) from exc
 
@@ -77,6 +80,21 @@ class Refused(Exception):
 
     def __init__(self, status: int, reason: str) -> None:
         super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+class RefusedError(ChannelClosed):
+    """The server refused to open a connection: ``status`` is its HTTP status (401 for
+    credentials, 403 for the Origin, 421 for the Host...), ``reason`` its one line.
+    Raised by ``connect_url`` over WebSocket, and over Streamable HTTP by the first
+    request (``initialize``: nothing is sent before it), as the cause of its
+    ``ConnectionClosedError``, whose reason is this message."""
+
+    def __init__(self, url: str, status: int, reason: str = "") -> None:
+        why = f": {reason}" if reason else ""
+        super().__init__(f"{url} refused the connection: HTTP {status}{why}")
+        self.url = url
         self.status = status
         self.reason = reason
 
@@ -224,6 +242,7 @@ __all__ = [
     "Authenticate",
     "PATH",
     "Refused",
+    "RefusedError",
     "RemoteDependencyError",
     "Security",
     "ServerOptions",

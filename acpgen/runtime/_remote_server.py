@@ -221,6 +221,7 @@ async def run_server(
         await _run_hypercorn(app, host, port, log_level, started)
         return
     uvicorn = need("uvicorn", "server")
+    _quiet_denials()
     config = uvicorn.Config(
         app, host=host, port=port, log_level=log_level, lifespan="auto"
     )
@@ -240,6 +241,20 @@ async def run_server(
         server.should_exit = True
         await asyncio.wait_for(task, 10)
         raise
+
+
+class _Denials(logging.Filter):
+    """uvicorn logs an error for every WebSocket refused with an HTTP status (401, 403,
+    421): a refusal is the server working, not failing."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "returned without completing handshake" not in record.getMessage()
+
+
+def _quiet_denials() -> None:
+    errors = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, _Denials) for f in errors.filters):
+        errors.addFilter(_Denials())
 
 
 async def _run_hypercorn(

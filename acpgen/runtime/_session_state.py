@@ -21,7 +21,9 @@ class Acp:
     variants of ``SessionUpdate`` by their ``sessionUpdate`` tag."""
 
     UPDATE: Final = "session/update"
+    INITIALIZE: Final = "initialize"
     NEW: Final = "session/new"
+    LOAD: Final = "session/load"  # v1 (v2 resumes with session/resume)
     PROMPT: Final = "session/prompt"
     PERMISSION: Final = "session/request_permission"
     SESSION_ID: Final = "sessionId"
@@ -32,6 +34,9 @@ class Acp:
     TOOL_CALL_ID: Final = "toolCallId"
     TERMINAL_ID: Final = "terminalId"
     PLAN_ID: Final = "planId"
+    #: where ``initialize``'s answer says the agent can load a session (v1)
+    AGENT_CAPABILITIES: Final = "agentCapabilities"
+    LOAD_SESSION: Final = "loadSession"
     #: chunks of a message, by role (v1 and v2)
     CHUNKS: Final = {
         "user_message_chunk": "user",

@@ -15,7 +15,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ._channel import ChannelClosed
-from ._remote import CONNECTION_ID, MAX_BODY, Refused, need, new_id
+from ._remote import CONNECTION_ID, MAX_BODY, Refused, RefusedError, need, new_id
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -168,14 +168,20 @@ async def connect_websocket(
     jar = dict(cookies or {})
     if jar:
         sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in jar.items())
-    websocket = await client.connect(
-        url,
-        additional_headers=sent,
-        open_timeout=open_timeout,
-        max_size=max_size,
-        compression=None,
-        proxy=None,
-    )
+    errors = need("websockets.exceptions", "ws")
+    try:
+        websocket = await client.connect(
+            url,
+            additional_headers=sent,
+            open_timeout=open_timeout,
+            max_size=max_size,
+            compression=None,
+            proxy=None,
+        )
+    except errors.InvalidStatus as exc:
+        body = exc.response.body or b""
+        reason = body.decode("utf-8", "replace").strip().splitlines()[:1]
+        raise RefusedError(url, exc.response.status_code, "".join(reason)) from exc
     conn = rpc.over(side, ClientWebSocketChannel(websocket), **options)
     response = websocket.response
     for name, value in response.headers.raw_items():

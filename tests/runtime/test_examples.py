@@ -20,7 +20,7 @@ from ..conftest import generate, npm_install
 ROOT = Path(__file__).resolve().parents[2]
 INTEROP = ROOT / "tests" / "interop"
 SDK_SCHEMA = INTEROP / "node_modules" / "@agentclientprotocol" / "sdk" / "schema"
-PROGRAMS = ("echo_agent.py", "echo_agent_v2.py", "client.py")
+PROGRAMS = ("echo_agent.py", "echo_agent_v2.py", "client.py", "remote_agent.py", "remote_client.py", "session_store.py")
 
 
 @pytest.fixture(scope="module")

@@ -195,7 +195,7 @@ def test_the_members_merged_by_are_the_schema_s(tree: str) -> None:
     assert {Acp.SESSION_ID, Acp.UPDATE_MEMBER} <= set(defs[notification]["required"])
     meta = json.loads((corpus.ACP / "main" / tree / "meta.json").read_text())
     methods = set(meta["agentMethods"].values()) | set(meta["clientMethods"].values())
-    assert {Acp.UPDATE, Acp.NEW, Acp.PROMPT, Acp.PERMISSION} <= methods
+    assert {Acp.UPDATE, Acp.INITIALIZE, Acp.NEW, Acp.PROMPT, Acp.PERMISSION} <= methods
     # the members each rule reads
     assert Acp.TOOL_CALL_ID in props(Acp.TOOL_CALL_UPDATE)
     assert "content" in props(Acp.TOOL_CALL_UPDATE)
@@ -210,6 +210,10 @@ def test_the_members_merged_by_are_the_schema_s(tree: str) -> None:
         assert "currentModeId" in props(Acp.MODE)
         assert Acp.STOP_REASON in defs["PromptResponse"]["required"]
         assert "toolCall" in defs["RequestPermissionRequest"]["required"]
+        # the reconnect recipe (_remote_client.reconnect): session/load, where it is offered
+        assert Acp.AGENT_CAPABILITIES in defs["InitializeResponse"]["properties"]
+        assert Acp.LOAD in methods and Acp.LOAD_SESSION in defs["AgentCapabilities"]["properties"]
+        assert Acp.SESSION_ID in defs["LoadSessionRequest"]["required"]
     else:
         assert Acp.MESSAGE_ID in props("agent_message_chunk") and Acp.MESSAGE_ID in props("agent_message")
         assert {Acp.TOOL_CALL_ID, "content"} <= props(Acp.TOOL_CALL_CONTENT_CHUNK)
@@ -223,6 +227,7 @@ def test_the_members_merged_by_are_the_schema_s(tree: str) -> None:
         assert "title" in defs["RequestPermissionRequest"]["required"]
         subject = [a for a in defs["RequestPermissionSubject"]["anyOf"] if a["properties"]["type"].get("const") == Acp.TOOL_CALL]
         assert subject, "the tool-call subject of a permission request"
+        assert Acp.LOAD not in methods  # v2 resumes with session/resume: reconnect refuses clearly
     kinds = [k.get("const") for k in (defs["PermissionOptionKind"].get("oneOf") or defs["PermissionOptionKind"]["anyOf"])]
     assert {"allow_once", "allow_always", "reject_once", "reject_always"} <= set(kinds)
 

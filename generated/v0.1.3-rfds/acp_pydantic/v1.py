@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 78e1a60c4de597c19db12c78bdf147d1bbf9efd07709f74ac4b5c9c587aeced7
+# input-hash: 95431fadb7585ab454a6890d8053be7277ffe100391dab085ffe427f97a8e43d
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (

@@ -38,6 +38,15 @@ if TYPE_CHECKING:
         UnsupportedProtocolVersionError,
         Versions,
     )
+    from ._channel import Channel, ChannelClosed, memory_pair
+    from ._remote import RefusedError, RemoteDependencyError, Security, bearer
+    from ._remote_server import run_server
+    from ._remote_client import (
+        RemoteInfo,
+        Reconnected,
+        SessionLoadUnsupportedError,
+        reconnect,
+    )
 
 #: the generated modules of this package (import them as ``acp_pydantic.<name>``)
 MODULES: tuple[str, ...] = ("v1",)
@@ -84,11 +93,45 @@ def __getattr__(name: str) -> Any:
         from . import _versions
 
         return getattr(_versions, name)
+    if name in (
+        "Channel",
+        "ChannelClosed",
+        "memory_pair",
+    ):
+        from . import _channel
+
+        return getattr(_channel, name)
+    if name in (
+        "RefusedError",
+        "RemoteDependencyError",
+        "Security",
+        "bearer",
+    ):
+        from . import _remote
+
+        return getattr(_remote, name)
+    if name in (
+        "run_server",
+    ):
+        from . import _remote_server
+
+        return getattr(_remote_server, name)
+    if name in (
+        "RemoteInfo",
+        "Reconnected",
+        "SessionLoadUnsupportedError",
+        "reconnect",
+    ):
+        from . import _remote_client
+
+        return getattr(_remote_client, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
     "Batch",
+    "Channel",
+    "ChannelClosed",
     "ClientSessions",
     "Connection",
     "ConnectionClosedError",
@@ -109,13 +152,19 @@ __all__ = [
     "PARSE_ERROR",
     "PermissionOutcome",
     "REQUEST_CANCELLED",
+    "Reconnected",
+    "RefusedError",
+    "RemoteDependencyError",
     "RemoteError",
+    "RemoteInfo",
     "Request",
     "RequestContext",
     "Response",
     "Router",
     "RpcError",
+    "Security",
     "Session",
+    "SessionLoadUnsupportedError",
     "SessionSnapshot",
     "ToolCalls",
     "Traffic",
@@ -124,6 +173,10 @@ __all__ = [
     "UnsupportedProtocolVersionError",
     "Update",
     "Versions",
+    "bearer",
     "current_request",
+    "memory_pair",
     "permission_options",
+    "reconnect",
+    "run_server",
 ]

@@ -45,7 +45,8 @@ def agent_class(v1: ModuleType, record: Record) -> Any:
 
     ``count N``: N agent message chunks "0 ", "1 "... then end_turn; ``ask``: a
     permission request, then a chunk naming the option chosen; ``big N``: one chunk of N
-    bytes (and the size of the prompt received is recorded); ``wait``: sleeps until
+    bytes (and the size of the prompt received is recorded); ``tell S``: a chunk about
+    session S; ``wait``: sleeps until
     cancelled (stop reason "cancelled"); ``hang`` in initialize's client name: never
     answers initialize."""
 
@@ -69,7 +70,15 @@ def agent_class(v1: ModuleType, record: Record) -> Any:
 
         async def session_new(self, params: Any) -> Any:
             self.sessions += 1
-            return v1.NewSessionResponse(session_id=f"s-{self.sessions}-{id(self)}")
+            sid = f"s-{self.sessions}-{id(self)}"
+            if params.cwd == "/greet":  # says hello once the answer is out
+
+                async def greet() -> None:
+                    await asyncio.sleep(0.05)
+                    await self.say(sid, "hello")
+
+                self.greeting = asyncio.ensure_future(greet())
+            return v1.NewSessionResponse(session_id=sid)
 
         async def session_load(self, params: Any) -> Any:
             return v1.LoadSessionResponse()
@@ -97,6 +106,8 @@ def agent_class(v1: ModuleType, record: Record) -> Any:
                     await self.say(sid, f"chose {answer.outcome.option_id}")
                 elif command == "big":
                     await self.say(sid, "x" * int(arg.split(" ")[0]))
+                elif command == "tell":  # about a session the client never named
+                    await self.say(arg, "psst")
                 elif command == "wait":
                     await asyncio.sleep(3600)
                 return v1.PromptResponse(stop_reason="end_turn")

@@ -271,7 +271,7 @@ def test_cookies_kept_and_sent_headers_on_every_request(v1: ModuleType) -> None:
 
 def test_refused_post_fails_that_request_only(v1: ModuleType) -> None:
     """A prompt over the server's body limit is answered 413: that request fails with an
-    error naming the status; the connection goes on."""
+    error naming the status; the connection goes on. A notification refused closes it."""
 
     async def main() -> None:
         record = Record()
@@ -282,8 +282,14 @@ def test_refused_post_fails_that_request_only(v1: ModuleType) -> None:
             with pytest.raises(package(v1).RemoteError) as refused:
                 await agent.session_prompt(prompt(v1, sid, "count 1 " + "z" * 100_000))
             assert "HTTP 413" in str(refused.value)
+            assert refused.value.data["status"] == 413 and "over" in refused.value.data["body"]
             result = await agent.session_prompt(prompt(v1, sid, "count 2"))
             assert result.stop_reason == "end_turn" and not conn.is_closed
+            # a notification refused cannot be answered: the connection closes, saying why
+            with pytest.raises(package(v1).ConnectionClosedError) as closed:
+                await agent.session_cancel(v1.CancelNotification(session_id=sid, meta={"pad": "z" * 100_000}))
+            assert "the server refused session/cancel: HTTP 413" in str(closed.value)
+            await conn.wait_closed()
             await conn.close()
 
     run(main())
@@ -408,7 +414,8 @@ def test_network_cut_mid_prompt_fails_pending_calls_the_server_keeps_the_connect
 
 def test_initialize_refused_closes_with_the_status_and_headers_authenticate(v1: ModuleType) -> None:
     """Without the bearer token the server answers initialize 401: the call fails with
-    ConnectionClosedError naming the status and the server's line; with the token in
+    ConnectionClosedError naming the status and the server's line (its cause a
+    RefusedError with the status); with the token in
     ``headers`` the connection works."""
 
     async def main() -> None:
@@ -419,12 +426,63 @@ def test_initialize_refused_closes_with_the_status_and_headers_authenticate(v1: 
             conn.start(client_class(v1)())
             with pytest.raises(package(v1).ConnectionClosedError) as failed:
                 await v1.RemoteAgent(conn).initialize(v1.InitializeRequest(protocol_version=1))
-            assert "initialize was refused: HTTP 401: not authenticated" in str(failed.value)
+            assert str(failed.value) == f"{base}/acp refused the connection: HTTP 401: not authenticated"
+            refused = failed.value.__cause__
+            assert isinstance(refused, package(v1).RefusedError) and refused.status == 401
             await conn.close()
             conn, agent = await start(v1, base + "/acp", client_class(v1)(), headers={"Authorization": "Bearer secret"})
             assert app.state.acp.connections[conn.remote.connection_id].principal == "alice"
             sid = (await agent.session_new(new_session(v1))).session_id
             assert (await agent.session_prompt(prompt(v1, sid, "count 1"))).stop_reason == "end_turn"
+            await conn.close()
+
+    run(main())
+
+
+def test_close_is_bounded_when_delete_hangs(v1: ModuleType) -> None:
+    """A server that never answers DELETE: closing takes about DELETE_TIMEOUT at most, and
+    the HTTP client and its streams are closed all the same."""
+    from starlette.middleware.base import BaseHTTPMiddleware
+
+    async def main() -> None:
+        app = app_for(v1, Record())
+
+        async def stall(request: Any, call_next: Any) -> Any:
+            if request.method == "DELETE":
+                await asyncio.sleep(4)
+            return await call_next(request)
+
+        app.add_middleware(BaseHTTPMiddleware, dispatch=stall)
+        async with served(app) as base:
+            conn, agent = await start(v1, base + "/acp", client_class(v1)())
+            sid = (await agent.session_new(new_session(v1))).session_id
+            await agent.session_prompt(prompt(v1, sid, "count 1"))
+            channel = conn.channel
+            loop = asyncio.get_running_loop()
+            began = loop.time()
+            await conn.close()
+            assert loop.time() - began < 3.5
+            assert channel.client.is_closed
+            assert all(task.done() for task in channel._readers.values())
+
+    run(main())
+
+
+def test_a_message_about_a_session_the_client_never_named_still_arrives(v1: ModuleType) -> None:
+    """The agent sends an update about a session this client never named (no stream of it
+    could be opened): it comes on the connection's stream instead of waiting forever."""
+
+    async def main() -> None:
+        async with served(app_for(v1, Record())) as base:
+            client = client_class(v1)()
+            conn, agent = await start(v1, base + "/acp", client)
+            sid = (await agent.session_new(new_session(v1))).session_id
+            await agent.session_prompt(prompt(v1, sid, "tell elsewhere"))
+            for _ in range(200):
+                if "elsewhere" in client.chunks:
+                    break
+                await asyncio.sleep(0.01)
+            assert client.chunks.get("elsewhere") == ["psst"]
             await conn.close()
 
     run(main())

@@ -61,11 +61,15 @@ async def events(http: httpx.AsyncClient, url: str, headers: dict[str, str], cou
 
 
 @asynccontextmanager
-async def endpoint(v1: ModuleType, record: Record | None = None, **options: Any) -> AsyncIterator[tuple[Any, httpx.AsyncClient, str]]:
-    """(the app, a raw client, the endpoint's URL) for a served app."""
+async def endpoint(
+    v1: ModuleType, record: Record | None = None, *, http2: bool = False, **options: Any
+) -> AsyncIterator[tuple[Any, httpx.AsyncClient, str]]:
+    """(the app, a raw client, the endpoint's URL) for a served app (``http2``: Hypercorn,
+    and a client speaking HTTP/2 with prior knowledge)."""
     app = app_for(v1, record or Record(), **options)
-    async with served(app) as base:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=10.0)) as http:
+    async with served(app, http2=http2) as base:
+        timeout = httpx.Timeout(10.0, read=10.0)
+        async with httpx.AsyncClient(timeout=timeout, http1=not http2, http2=http2) as http:
             yield app, http, base + "/acp"
 
 
@@ -135,26 +139,35 @@ def test_406_without_accept_event_stream(v1: ModuleType) -> None:
     run(main())
 
 
-def test_409_second_subscriber_and_a_disconnect_is_not_a_close(v1: ModuleType) -> None:
+@pytest.mark.parametrize("http2", [False, True], ids=["http1.1", "http2"])
+def test_409_second_subscriber_and_a_disconnect_is_not_a_close(v1: ModuleType, http2: bool) -> None:
     """A second GET on a stream with a subscriber is 409 (the connection's and a
     session's alike); once the first one disconnects, the connection is still there and
     the stream can be opened again."""
 
     async def main() -> None:
-        async with endpoint(v1) as (app, http, url):
+        async with endpoint(v1, http2=http2) as (app, http, url):
             cid = await initialize(http, url)
             for extra in ({}, {"acp-session-id": "s-1"}):
                 headers = {**SSE, "acp-connection-id": cid, **extra}
-                async with http.stream("GET", url, headers=headers) as first:
-                    assert first.status_code == 200
-                    assert (await http.get(url, headers=headers)).status_code == 409
+                # the first subscriber on a client of its own, closed to disconnect: over
+                # HTTP/2, httpx closing a response early does not reset its stream
+                async with httpx.AsyncClient(http1=not http2, http2=http2) as other:
+                    async with other.stream("GET", url, headers=headers) as first:
+                        assert first.status_code == 200
+                        assert (await http.get(url, headers=headers)).status_code == 409
                 for _ in range(200):
                     if app.state.acp.connections[cid].streams == 0:
                         break
                     await asyncio.sleep(0.01)
                 assert app.state.acp.connections[cid].streams == 0
-                async with http.stream("GET", url, headers=headers) as again:
-                    assert again.status_code == 200
+                async with httpx.AsyncClient(http1=not http2, http2=http2) as other:
+                    async with other.stream("GET", url, headers=headers) as again:
+                        assert again.status_code == 200
+                for _ in range(200):
+                    if app.state.acp.connections[cid].streams == 0:
+                        break
+                    await asyncio.sleep(0.01)
             assert cid in app.state.acp.connections
 
     run(main())
@@ -268,25 +281,53 @@ def test_unparseable_json_is_answered_on_the_connection_stream(v1: ModuleType) -
 
 
 def test_late_session_stream_gets_what_was_held_in_order(v1: ModuleType) -> None:
-    """A prompt posted before its session's stream is open: the updates and the answer
-    are held (bounded) and the stream opened later gets them all, in order. The answer to
-    session/new comes on the connection's stream."""
+    """A prompt posted before its session's stream is open: the updates are held, at most
+    stream_queue of them (the agent's sends wait beyond), and the stream opened later gets
+    them all and the answer, in order. The answer to session/new comes on the
+    connection's stream."""
 
     async def main() -> None:
-        async with endpoint(v1) as (_, http, url):
+        async with endpoint(v1, stream_queue=4) as (app, http, url):
             cid = await initialize(http, url)
             new = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}}
             assert (await post(http, url, cid, new)).status_code == 202
             [created] = await asyncio.wait_for(events(http, url, {"acp-connection-id": cid}, 1), 5)
             sid = created["result"]["sessionId"]
             turn = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
-                    "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "count 5"}]}}  # fmt: skip
+                    "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "count 20"}]}}  # fmt: skip
             assert (await post(http, url, cid, turn, **{"acp-session-id": sid})).status_code == 202
+            channel = app.state.acp.connections[cid].state
+            for _ in range(100):
+                if sid in channel.streams and channel.streams[sid].queue.full():
+                    break
+                await asyncio.sleep(0.02)
             await asyncio.sleep(0.2)
-            got = await asyncio.wait_for(events(http, url, {"acp-connection-id": cid, "acp-session-id": sid}, 6), 5)
-            texts = [m["params"]["update"]["content"]["text"] for m in got[:5]]
-            assert texts == [f"{i} " for i in range(5)]
-            assert got[5] == {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}}
+            held = channel.streams[sid]
+            assert held.queue.qsize() == 4 and held.high == 4 and not held.subscribed
+            got = await asyncio.wait_for(events(http, url, {"acp-connection-id": cid, "acp-session-id": sid}, 21), 5)
+            texts = [m["params"]["update"]["content"]["text"] for m in got[:20]]
+            assert texts == [f"{i} " for i in range(20)]
+            assert got[20] == {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}}
+            assert held.high == 4
+
+    run(main())
+
+
+def test_what_the_agent_says_about_a_new_session_waits_for_its_stream(v1: ModuleType) -> None:
+    """An update the agent sends right after session/new, before the client opened the
+    session's stream, is held for that stream (the client learnt the session from the
+    result), not sent on the connection's stream."""
+
+    async def main() -> None:
+        async with endpoint(v1) as (_, http, url):
+            cid = await initialize(http, url)
+            new = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/greet", "mcpServers": []}}
+            assert (await post(http, url, cid, new)).status_code == 202
+            [created] = await asyncio.wait_for(events(http, url, {"acp-connection-id": cid}, 1), 5)
+            sid = created["result"]["sessionId"]
+            await asyncio.sleep(0.3)  # the update has been sent meanwhile
+            [hello] = await asyncio.wait_for(events(http, url, {"acp-connection-id": cid, "acp-session-id": sid}, 1), 5)
+            assert hello["params"]["update"]["content"]["text"] == "hello"
 
     run(main())
 

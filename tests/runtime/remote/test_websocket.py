@@ -1,0 +1,185 @@
+"""ACP over WebSocket, what is its own (the guarantees shared with every transport are in
+``test_same_guarantees.py``): the connection id on the ``101``, binary frames ignored, a
+malformed frame answered as on stdio, the message limit (1009), the security checks
+before the accept (Host 421, Origin 403, authentication 401) with the principal bound to
+the connection, the server going away mid-prompt, and a missing library named."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from ..harness import module, package, run
+from ..test_connection import PROMPT, Agent, Client, load
+from .harness import served
+from .pairs import url_of
+
+websockets = pytest.importorskip("websockets")
+from websockets.asyncio.client import connect  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def m(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    return module("pydantic", tmp_path_factory.mktemp("rpc-ws"))
+
+
+def agent_of(m: ModuleType) -> Any:
+    return lambda conn: Agent(m, m.RemoteClient(conn), chunks=3)
+
+
+def test_the_101_names_the_connection_and_the_handler_sees_it(m: ModuleType) -> None:
+    async def scenario() -> None:
+        seen: list[Any] = []
+
+        def make(conn: Any) -> Any:
+            seen.append(conn)
+            return Agent(m, m.RemoteClient(conn))
+
+        app = m.RPC.asgi_app(make)
+        async with served(app) as base:
+            conn = await m.RPC.connect_url(url_of(base, "ws"))
+            conn.start(Client(m))
+            assert conn.remote.connection_id in app.state.acp.connections
+            assert seen[0].remote.id == conn.remote.connection_id
+            assert seen[0].remote.kind == "ws"
+            await conn.close()
+            await asyncio.wait_for(seen[0].closed, 5)
+            assert app.state.acp.connections == {}
+
+    run(scenario(), 30)
+
+
+def test_binary_frames_are_ignored_and_a_malformed_frame_is_answered(m: ModuleType) -> None:
+    async def scenario() -> None:
+        app = m.RPC.asgi_app(agent_of(m))
+        async with served(app) as base:
+            async with connect(url_of(base, "ws")) as ws:
+                await ws.send(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}')
+                await ws.send("{not json")
+                answer = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                assert answer["id"] is None and answer["error"]["code"] == -32700
+                await ws.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"protocolVersion": 1}}))
+                answer = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                assert answer["id"] == 2 and answer["result"]["protocolVersion"] == 1
+
+    run(scenario(), 30)
+
+
+def test_a_message_over_the_servers_limit_closes_the_socket_with_1009(m: ModuleType) -> None:
+    async def scenario() -> None:
+        app = m.RPC.asgi_app(agent_of(m), max_body=10_000)
+        async with served(app) as base:
+            async with connect(url_of(base, "ws"), max_size=None) as ws:
+                await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1, "x": "y" * 20_000}}))
+                with pytest.raises(websockets.ConnectionClosed) as closed:
+                    await asyncio.wait_for(ws.recv(), 5)
+                assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+            for _ in range(100):
+                if not app.state.acp.connections:
+                    break
+                await asyncio.sleep(0.02)
+            assert app.state.acp.connections == {}
+
+    run(scenario(), 30)
+
+
+async def refused(url: str, **headers: str) -> int:
+    with pytest.raises(websockets.InvalidStatus) as caught:
+        async with connect(url, additional_headers=headers):
+            pass
+    return int(caught.value.response.status_code)
+
+
+async def refused_host(url: str, host: str, **headers: str) -> int:
+    """A WebSocket upgrade naming another Host (a DNS-rebinding page's), sent raw."""
+    import httpx
+
+    upgrade = {"Host": host, "Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", **headers}
+    async with httpx.AsyncClient() as client:
+        return (await client.get(url, headers=upgrade)).status_code
+
+
+def test_host_origin_and_credentials_are_checked_before_the_accept(m: ModuleType) -> None:
+    async def scenario() -> None:
+        pkg = package(m)
+        security = pkg.Security.for_bind("127.0.0.1")
+        app = m.RPC.asgi_app(agent_of(m), security=security, authenticate=pkg.bearer({"t-alice": "alice"}))
+        async with served(app) as base:
+            url = url_of(base, "ws")
+            good = {"Authorization": "Bearer t-alice"}
+            assert await refused(url) == 401
+            assert await refused(url, Authorization="Bearer nope") == 401
+            assert await refused(url, Origin="http://evil.example", **good) == 403
+            assert await refused_host(base + "/acp", "evil.example:80", **good) == 421
+            conn = await m.RPC.connect_url(url, headers={**good, "Origin": "http://localhost:3000"})
+            conn.start(Client(m))
+            served_conn = app.state.acp.connections[conn.remote.connection_id]
+            assert served_conn.principal == "alice"
+            params = load(m, "InitializeRequest", {"protocolVersion": 1})
+            assert (await m.RemoteAgent(conn).initialize(params)).protocol_version == 1
+            await conn.close()
+
+    run(scenario(), 30)
+
+
+def test_the_server_going_away_fails_the_pending_prompt_at_once(m: ModuleType) -> None:
+    async def scenario() -> None:
+        pkg = package(m)
+        started = asyncio.Event()
+
+        class Hangs(Agent):
+            async def session_prompt(self, params: Any) -> Any:
+                started.set()
+                await asyncio.sleep(60)
+
+        app = m.RPC.asgi_app(lambda conn: Hangs(m, m.RemoteClient(conn)))
+        async with served(app) as base:
+            conn = await m.RPC.connect_url(url_of(base, "ws"))
+            conn.start(Client(m))
+            task = asyncio.ensure_future(m.RemoteAgent(conn).session_prompt(load(m, "PromptRequest", PROMPT)))
+            await asyncio.wait_for(started.wait(), 5)
+        # the server stopped (its connections closed): the prompt ends now, not in 60 s
+        with pytest.raises((pkg.ConnectionClosedError, pkg.RemoteError)):
+            await asyncio.wait_for(task, 5)
+        await asyncio.wait_for(conn.closed, 5)
+        assert conn.close_reason
+
+    run(scenario(), 30)
+
+
+def test_without_the_libraries_the_package_serves_stdio_and_names_what_to_install(tmp_path: Any) -> None:
+    from ...conftest import SCHEMAS, generate
+
+    generate(SCHEMAS / "rpc", tmp_path, ("pydantic",))
+    root = str(tmp_path)
+    program = f"""
+import sys
+for name in ("starlette", "uvicorn", "sse_starlette", "hypercorn", "httpx", "httpx_sse", "websockets"):
+    sys.modules[name] = None  # as if not installed
+sys.path.insert(0, {root!r})
+import asyncio, acp_pydantic as pkg, acp_pydantic.v1 as v1
+async def main():
+    conn = await v1.RPC.stdio("agent")
+    for call in (lambda: v1.RPC.asgi_app(lambda c: None), lambda: v1.RPC.connect_url("ws://127.0.0.1:9/acp"), lambda: v1.RPC.connect_url("http://127.0.0.1:9/acp")):
+        try:
+            made = call()
+            if asyncio.iscoroutine(made):
+                await made
+        except pkg.RemoteDependencyError as exc:
+            print(exc)
+    await conn.close()
+asyncio.run(main())
+"""
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, input="")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3, done.stdout
+    assert "pip install" in lines[0] and "'starlette'" in lines[0]
+    assert "pip install 'websockets'" in lines[1]
+    assert "pip install" in lines[2] and "httpx" in lines[2]
