@@ -1,6 +1,6 @@
 """acpgen's benchmark: every figure side by side with its reference, in one run.
 
-    make bench                      # or: .venv/bin/python bench/run.py [--runs 5] [--quick]
+    make bench                      # or: .venv/bin/python bench/run.py [--runs 5] [--quick] [--remote]
 
 Generation: ``acpgen build`` of upstream ``main`` v1 unstable in all five styles, cold (empty
 formatter cache) and warm (nothing changed), against datamodel-code-generator writing only
@@ -16,7 +16,12 @@ throughput; acpgen's dataclasses ``load`` (from parsed JSON, and with ``json.loa
 in front) and ``dump`` (to JSON values, and with ``json.dumps`` after); import time of each
 generated module against ``acp.schema``; the connections end to end (bench/connection.py: a
 prompt turn streaming 10,000 chunks, and the peak memory of a notification flood against a
-stuck handler) against the SDK's ``AgentSideConnection``/``ClientSideConnection``. Every figure is a median over ``--runs`` with its spread
+stuck handler) against the SDK's ``AgentSideConnection``/``ClientSideConnection``.
+Remote transports (bench/remote.py; ``--remote`` runs them alone, ``--quick`` leaves them
+out): WebSocket, HTTP/1.1 + SSE and HTTP/2, the agent in a server process of its own, a
+10,000-chunk prompt turn and 5,000 small requests, the server's memory per idle connection
+and the connections held at a p99 of 100 ms, against the SDK's ``acp.http``/``acp.ws``
+on the same server. Every figure is a median over ``--runs`` with its spread
 (min-max), and a ratio to its reference. Results go to bench/results.json.
 
 Nothing here is a test: no figure fails the suite.
@@ -333,6 +338,18 @@ def runtime(runs: int, work: Path) -> list[dict[str, Any]]:
     return figures + frames(runs, ours, dc, sdk, cases) + connection.figures(runs, ours, figure) + imports(runs, out)
 
 
+def remote_transports(runs: int, work: Path, stdio: bool) -> list[dict[str, Any]]:
+    """bench/remote.py's rows; with ``stdio``, the connection rows over a socket pair first
+    (bench/connection.py: the full run has them already)."""
+    import remote
+
+    out = work / "runtime"
+    acpgen_build(RUNTIME_RELEASE, out, str(work / "runtime-cache"), ["pydantic", "dataclasses", "typeddict"])
+    ours = sys.modules.get("bench_acpgen_pydantic.v1") or load_module(out / "acp_pydantic" / "v1.py", "bench_acpgen_pydantic")
+    rows = remote.stdio_figures(runs, ours, figure) if stdio else []
+    return rows + remote.figures(runs, ours, out / "acp_pydantic", figure)
+
+
 def parse_only(runs: int, work: Path) -> list[dict[str, Any]]:
     out = work / "runtime"
     acpgen_build(RUNTIME_RELEASE, out, str(work / "runtime-cache"), ["pydantic", "dataclasses", "typeddict"])
@@ -441,7 +458,8 @@ def table(figures: list[dict[str, Any]]) -> str:
     for f in figures:
         if "acpgen" in f:
             a, r = f["acpgen"], f["reference"]
-            fmt = (lambda v: f"{v:,.0f}") if f["unit"] in ("msg/s", "req/s") else (lambda v: f"{v:.3f}")
+            digits = {"msg/s": 0, "req/s": 0, "conns": 0, "KiB": 1}.get(f["unit"], 3)
+            fmt = lambda v, d=digits: f"{v:,.{d}f}"  # noqa: E731
             cells = [f"{fmt(a['median'])} {f['unit']} ({fmt(a['min'])}-{fmt(a['max'])})", f"{fmt(r['median'])} {f['unit']} ({fmt(r['min'])}-{fmt(r['max'])})"]
         else:
             cells = [f"{f['acpgen_s']:.1f} s ({f['files']} files)", f"{f['reference_s']:.1f} s"]
@@ -453,7 +471,8 @@ def table(figures: list[dict[str, Any]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="samples per figure (default 5)")
-    parser.add_argument("--quick", action="store_true", help="skip the whole-corpus generation run")
+    parser.add_argument("--quick", action="store_true", help="skip the whole-corpus generation run and the remote transports")
+    parser.add_argument("--remote", action="store_true", help="only the remote-transport rows, with the stdio rows beside them (bench/remote.py)")
     parser.add_argument("--parse", action="store_true", help="only the parse row of every message set and the import rows (about a minute)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
     args = parser.parse_args()
@@ -463,17 +482,20 @@ def main() -> None:
     try:
         if args.parse:
             figures = parse_only(args.runs, work)
+        elif args.remote:
+            figures = remote_transports(args.runs, work, stdio=True)
         else:
             figures = generation(args.runs, work) + [history_generation(args.runs, work)] + runtime(args.runs, work)
-        if not args.quick and not args.parse:
-            figures.append(corpus_generation(work))
+            if not args.quick:
+                figures += remote_transports(args.runs, work, stdio=False)
+                figures.append(corpus_generation(work))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     from importlib.metadata import version
 
     result = {
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
-        "versions": {p: version(p) for p in ("acpgen", "datamodel-code-generator", "agent-client-protocol", "pydantic", "black")},
+        "versions": {p: version(p) for p in ("acpgen", "datamodel-code-generator", "agent-client-protocol", "pydantic", "black", "uvicorn", "hypercorn", "websockets", "httpx", "starlette")},
         "runs": args.runs,
         "figures": figures,
     }

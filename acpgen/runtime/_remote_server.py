@@ -308,6 +308,9 @@ async def _run_hypercorn(
     config.loglevel = log_level.upper()
     config.accesslog = None
     config.graceful_timeout = SHUTDOWN_GRACE
+    # every message of an HTTP/2 connection is a request on one TCP connection: no cap
+    # (Hypercorn's default ends a connection after 1,000 with GOAWAY, failing the ACP one)
+    config.keep_alive_max_requests = 2**62
     shutdown = asyncio.Event()
     serving = asyncio.ensure_future(
         asyncio_mod.serve(app, config, shutdown_trigger=shutdown.wait)
@@ -316,7 +319,9 @@ async def _run_hypercorn(
         started(sock.getsockname()[1])
     try:
         await asyncio.shield(serving)
-    except asyncio.CancelledError:  # a graceful shutdown, not Hypercorn cancelled midway
+    except (
+        asyncio.CancelledError
+    ):  # a graceful shutdown, not Hypercorn cancelled midway
         await _close_connections(app)
         shutdown.set()
         try:
