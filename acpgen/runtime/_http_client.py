@@ -374,6 +374,10 @@ class HttpClientChannel:
     def _look(self, data: bytes, session: str | None) -> None:
         """Note a request of the server's that came on a session's stream (its answer
         names that session), and open the stream of a session a result names."""
+        if b'"id"' not in data:
+            return  # a notification (most of a turn): nothing to note, no parse
+        if session is None and b'"sessionId"' not in data:
+            return  # names no session
         try:
             frame = json.loads(data)
         except ValueError:

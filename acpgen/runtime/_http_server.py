@@ -46,6 +46,7 @@ survive disconnects); while no stream is open, the server's idle timer runs.
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import logging
 from typing import TYPE_CHECKING, Any, AsyncIterator
@@ -67,51 +68,75 @@ def _key(rid: Any) -> tuple[str, Any]:
     return (type(rid).__name__, rid)
 
 
-async def _until(work: asyncio.Future[Any], ended: asyncio.Event) -> bool:
-    """Wait for ``work`` or ``ended``: whether ``work`` completed (cancelled if not)."""
-    end = asyncio.ensure_future(ended.wait())
-    try:
-        await asyncio.wait((work, end), return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        end.cancel()
-        if not work.done():
-            work.cancel()
-    return work.done() and not work.cancelled()
+class Mailbox:
+    """A bounded queue of messages that closing wakes: :meth:`put` waits for room,
+    :meth:`get` for a message (what was queued before the close is still got); after
+    :meth:`close`, ``put`` returns False and ``get`` None once empty. (One event wait per
+    message, where racing a queue against an end event would make two tasks.)"""
+
+    def __init__(self, size: int) -> None:
+        self.items: collections.deque[bytes] = collections.deque()
+        self.size = size
+        self.closed = False
+        #: the most messages ever held
+        self.high = 0
+        self._ready = asyncio.Event()
+        self._room = asyncio.Event()
+        self._room.set()
+
+    async def put(self, message: bytes) -> bool:
+        while len(self.items) >= self.size and not self.closed:
+            self._room.clear()
+            await self._room.wait()
+        if self.closed:
+            return False
+        self.items.append(message)
+        self.high = max(self.high, len(self.items))
+        self._ready.set()
+        return True
+
+    async def get(self) -> bytes | None:
+        while not self.items:
+            if self.closed:
+                return None
+            self._ready.clear()
+            await self._ready.wait()
+        self._room.set()
+        return self.items.popleft()
+
+    def close(self) -> None:
+        self.closed = True
+        self._ready.set()
+        self._room.set()
 
 
 class OutStream:
-    """One outgoing event stream (the connection's, or a session's): a bounded queue of
-    messages, held until a subscriber takes them; ``high`` is the most ever held."""
+    """One outgoing event stream (the connection's, or a session's): a bounded
+    :class:`Mailbox` of messages, held until a subscriber takes them."""
 
     def __init__(self, size: int) -> None:
-        self.queue: asyncio.Queue[bytes] = asyncio.Queue(size)
+        self.box = Mailbox(size)
         self.subscribed = False
-        self.high = 0
 
-    async def put(self, message: bytes, ended: asyncio.Event) -> None:
+    @property
+    def high(self) -> int:
+        """The most messages ever held."""
+        return self.box.high
+
+    async def put(self, message: bytes) -> None:
         """Queue ``message``, waiting while the stream is full (ChannelClosed if the
         channel ends meanwhile)."""
-        queue = self.queue
-        if not queue.full():
-            queue.put_nowait(message)
-        elif not await _until(asyncio.ensure_future(queue.put(message)), ended):
+        if not await self.box.put(message):
             raise ChannelClosed("the connection closed while a message waited")
-        self.high = max(self.high, queue.qsize())
 
-    async def events(self, ended: asyncio.Event) -> AsyncIterator[dict[str, str]]:
+    async def events(self) -> AsyncIterator[dict[str, str]]:
         """The stream's messages as SSE events until the channel ended and the queue is
         empty."""
-        queue = self.queue
+        get = self.box.get
         while True:
-            if not queue.empty():
-                message = queue.get_nowait()
-            elif ended.is_set():
+            message = await get()
+            if message is None:
                 return
-            else:
-                get = asyncio.ensure_future(queue.get())
-                if not await _until(get, ended):
-                    continue
-                message = get.result()
             yield {"data": message.decode("utf-8", "surrogatepass")}
 
 
@@ -122,7 +147,7 @@ class HttpChannel:
 
     def __init__(self, stream_queue: int) -> None:
         self.stream_queue = stream_queue
-        self.inbox: asyncio.Queue[bytes] = asyncio.Queue(stream_queue)
+        self.inbox = Mailbox(stream_queue)
         self.ended = asyncio.Event()
         #: None: the connection's stream; a session id: that session's
         self.streams: dict[str | None, OutStream] = {None: OutStream(stream_queue)}
@@ -136,6 +161,8 @@ class HttpChannel:
         found = self.streams.get(session)
         if found is None:
             found = self.streams[session] = OutStream(self.stream_queue)
+            if self.ended.is_set():
+                found.box.close()
         return found
 
     # -- the client's messages -------------------------------------------------------
@@ -143,9 +170,7 @@ class HttpChannel:
         """Hand one message to the connection, waiting while its inbox is full."""
         if self.ended.is_set():
             raise Refused(404, "the connection is closed")
-        if not self.inbox.full():
-            self.inbox.put_nowait(body)
-        elif not await _until(asyncio.ensure_future(self.inbox.put(body)), self.ended):
+        if not await self.inbox.put(body):
             raise Refused(404, "the connection closed")
 
     def note(self, message: Any, session: str | None) -> None:
@@ -154,15 +179,7 @@ class HttpChannel:
             self.origins[_key(message["id"])] = session
 
     async def receive(self) -> bytes | None:
-        inbox = self.inbox
-        while True:
-            if not inbox.empty():
-                return inbox.get_nowait()
-            if self.ended.is_set():
-                return None
-            get = asyncio.ensure_future(inbox.get())
-            if await _until(get, self.ended):
-                return get.result()
+        return await self.inbox.get()
 
     # -- the agent's messages --------------------------------------------------------
     async def send(self, message: bytes) -> None:
@@ -182,7 +199,7 @@ class HttpChannel:
                     return
         if target not in self.streams:  # a session the client cannot know of
             target = None
-        await self.streams[target].put(bytes(message), self.ended)
+        await self.streams[target].put(bytes(message))
 
     def _answered(self, frame: dict[str, Any], message: bytes) -> Any:
         """Where the answer ``frame`` goes (_INIT: it is the initialize POST's body, given
@@ -198,8 +215,15 @@ class HttpChannel:
             self.stream(result["sessionId"])
         return origin
 
-    async def aclose(self) -> None:
+    def end(self) -> None:
+        """No more messages either way: every stream ends once what it holds is sent."""
         self.ended.set()
+        self.inbox.close()
+        for stream in self.streams.values():
+            stream.box.close()
+
+    async def aclose(self) -> None:
+        self.end()
         if not self.initialized.done():
             self.initialized.set_exception(
                 ChannelClosed("the connection closed before initialize was answered")
@@ -368,7 +392,7 @@ class HttpEndpoint:
         if session is not None:
             reply_headers[SESSION_ID] = session
         response = self._sse.EventSourceResponse(
-            stream.events(channel.ended),
+            stream.events(),
             ping=self.options.keepalive,
             headers=reply_headers,
         )

@@ -42,7 +42,7 @@ STREAM_QUEUE: Final = 256
 _INSTALL: Final = {
     "server": ("starlette", "uvicorn", "sse_starlette"),
     "http2": ("hypercorn",),
-    "http": ("httpx", "httpx_sse"),
+    "http": ("httpx", "httpx_sse", "sniffio"),
     "ws": ("websockets",),
 }
 _PIP: Final = {
@@ -52,6 +52,7 @@ _PIP: Final = {
     "hypercorn": "hypercorn",
     "httpx": "httpx[http2]",
     "httpx_sse": "httpx-sse",
+    "sniffio": "sniffio",
     "websockets": "websockets",
 }
 

@@ -200,7 +200,7 @@ def test_connection_stream_dropped_mid_prompt_fails_pending_calls_at_once(v1: Mo
             served_conn = app.state.acp.connections[conn.remote.connection_id]
             loop = asyncio.get_running_loop()
             began = loop.time()
-            served_conn.state.ended.set()  # every stream of the connection ends now
+            served_conn.state.end()  # every stream of the connection ends now
             with pytest.raises(package(v1).ConnectionClosedError) as failed:
                 await asyncio.wait_for(turn, 5)
             assert loop.time() - began < 2

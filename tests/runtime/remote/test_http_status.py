@@ -298,12 +298,12 @@ def test_late_session_stream_gets_what_was_held_in_order(v1: ModuleType) -> None
             assert (await post(http, url, cid, turn, **{"acp-session-id": sid})).status_code == 202
             channel = app.state.acp.connections[cid].state
             for _ in range(100):
-                if sid in channel.streams and channel.streams[sid].queue.full():
+                if sid in channel.streams and len(channel.streams[sid].box.items) >= channel.streams[sid].box.size:
                     break
                 await asyncio.sleep(0.02)
             await asyncio.sleep(0.2)
             held = channel.streams[sid]
-            assert held.queue.qsize() == 4 and held.high == 4 and not held.subscribed
+            assert len(held.box.items) == 4 and held.high == 4 and not held.subscribed
             got = await asyncio.wait_for(events(http, url, {"acp-connection-id": cid, "acp-session-id": sid}, 21), 5)
             texts = [m["params"]["update"]["content"]["text"] for m in got[:20]]
             assert texts == [f"{i} " for i in range(20)]
