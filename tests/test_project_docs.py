@@ -129,9 +129,9 @@ def test_pages_left_to_their_own_tests_are_checked_there() -> None:
 
 def test_site_programs_type_check_and_run(tmp_path: Path) -> None:
     blocks = [block for page in doc_pages() for block in python_blocks(page)]
-    assert sum(b.include is None for b in blocks) >= 4 and sum(b.include is not None for b in blocks) == 2
+    assert sum(b.include is None for b in blocks) >= 4 and sum(b.include is not None for b in blocks) == 4
     included = {b.include for b in blocks if b.include is not None}
-    assert included == {"examples/echo_agent.py", "examples/client.py"}
+    assert included == {"examples/echo_agent.py", "examples/client.py", "examples/remote_agent.py", "examples/remote_client.py"}
     assert check_programs(blocks, tmp_path) == []
 
 
