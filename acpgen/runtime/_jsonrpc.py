@@ -148,7 +148,8 @@ class Rpc:
                 reader = self._readers[side] = self.codec.frame_reader(
                     self.receives(side)
                 )
-            if reader is not None:
+            call: Any = '"method"' if isinstance(frame, str) else b'"method"'
+            if reader is not None and call in frame:  # (an answer has no "method")
                 fast = reader(frame)
                 if fast is not None:
                     if "id" in fast:

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 28b1a9538d1e308809dd3786571274529c82ce6c5c575b99131294a9574e35e4
+# input-hash: 7150f1c5099a64dbf65037935ff33cf4dee1043e6b7ce7dea8daa2195d764221
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations

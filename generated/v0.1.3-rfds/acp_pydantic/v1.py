@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 69b1b9a5529bc7c0fd7310b7a04cb0b5b5e73dd19437601d86f17cbb94a49c52
+# input-hash: 689959e5a85f847267b86a9c7c117357a39c0dac3c77837677b209b4ada1c3ac
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (
