@@ -118,7 +118,10 @@ def _lazy_imports() -> list[str]:
     lines: list[str] = []
     for i, (module, names) in enumerate(LAZY):
         note = "  # imported on use: importing the package needs no asyncio" if i == 0 else ""
-        lines += ["    if name in (", *(f'        "{n}",' for n in names), f"    ):{note}"]
+        if len(names) == 1:  # black writes a one-name tuple on one line
+            lines += [f'    if name == "{names[0]}":{note}']
+        else:
+            lines += ["    if name in (", *(f'        "{n}",' for n in names), f"    ):{note}"]
         lines += [f"        from . import {module}", "", f"        return getattr({module}, name)"]
     return lines
 

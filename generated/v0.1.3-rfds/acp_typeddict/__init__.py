@@ -110,9 +110,7 @@ def __getattr__(name: str) -> Any:
         from . import _remote
 
         return getattr(_remote, name)
-    if name in (
-        "run_server",
-    ):
+    if name == "run_server":
         from . import _remote_server
 
         return getattr(_remote_server, name)
