@@ -13,6 +13,7 @@ asked (:meth:`Channel.receive`) passes the backpressure on to its peer.
 from __future__ import annotations
 
 import asyncio
+import collections
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -115,69 +116,91 @@ class MessageReader:
         self._lost(reason)
 
 
-class MemoryChannel:
-    """One end of an in-process pair (:func:`memory_pair`): a bounded queue each way, so
-    a side that stops reading stops the other's sends, never drops. Once either end
-    closed, each end still reads what was sent before, then sees the end."""
+class Mailbox:
+    """A bounded queue of messages that closing wakes: :meth:`put` waits for room,
+    :meth:`get` for a message (what was queued before the close is still got); after
+    :meth:`close`, ``put`` returns False and ``get`` None once empty. (One event wait per
+    message, where racing a queue against an end event would make two tasks.)"""
 
-    def __init__(
-        self,
-        inbox: asyncio.Queue[bytes],
-        outbox: asyncio.Queue[bytes],
-        ended: asyncio.Event,
-    ) -> None:
+    def __init__(self, size: int) -> None:
+        self.items: collections.deque[bytes] = collections.deque()
+        self.size = size
+        self.closed = False
+        #: the most messages ever held
+        self.high = 0
+        self._ready = asyncio.Event()
+        self._room = asyncio.Event()
+        self._room.set()
+
+    async def put(self, message: bytes) -> bool:
+        while len(self.items) >= self.size and not self.closed:
+            self._room.clear()
+            await self._room.wait()
+        if self.closed:
+            return False
+        self.items.append(message)
+        self.high = max(self.high, len(self.items))
+        self._ready.set()
+        return True
+
+    async def get(self) -> bytes | None:
+        while not self.items:
+            if self.closed:
+                return None
+            self._ready.clear()
+            await self._ready.wait()
+        self._room.set()
+        return self.items.popleft()
+
+    def force(self, message: bytes) -> None:
+        """Queue ``message`` now, over the bound if need be (a message made here, not
+        read from a peer: the bound is for what a peer sends)."""
+        if not self.closed:
+            self.items.append(message)
+            self.high = max(self.high, len(self.items))
+            self._ready.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self._ready.set()
+        self._room.set()
+
+
+class MemoryChannel:
+    """One end of an in-process pair (:func:`memory_pair`): a bounded :class:`Mailbox`
+    each way, so a side that stops reading stops the other's sends, never drops. Once
+    either end closed, each end still reads what was sent before, then sees the end."""
+
+    def __init__(self, inbox: Mailbox, outbox: Mailbox) -> None:
         self._inbox = inbox
         self._outbox = outbox
-        self._ended = ended  # shared by both ends
 
     async def receive(self) -> bytes | None:
-        while True:
-            if not self._inbox.empty():
-                return self._inbox.get_nowait()
-            if self._ended.is_set():
-                return None
-            get = asyncio.ensure_future(self._inbox.get())
-            end = asyncio.ensure_future(self._ended.wait())
-            try:
-                await asyncio.wait((get, end), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                end.cancel()
-                if not get.done():
-                    get.cancel()
-            if get.done() and not get.cancelled():
-                return get.result()
+        return await self._inbox.get()
 
     async def send(self, message: bytes) -> None:
-        if self._ended.is_set():
+        if self._outbox.closed:
             raise ChannelClosed("the channel is closed")
-        put = asyncio.ensure_future(self._outbox.put(bytes(message)))
-        end = asyncio.ensure_future(self._ended.wait())
-        try:
-            await asyncio.wait((put, end), return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            end.cancel()
-            if not put.done():
-                put.cancel()
-        if not put.done() or put.cancelled():
+        if not await self._outbox.put(bytes(message)):
             raise ChannelClosed("the channel closed while a message waited to be sent")
 
     async def aclose(self) -> None:
-        self._ended.set()
+        self._inbox.close()
+        self._outbox.close()
 
 
 def memory_pair(max_queued: int = 64) -> tuple[MemoryChannel, MemoryChannel]:
     """Two channels wired to each other in this process, ``max_queued`` messages each way
     before a send waits."""
-    a: asyncio.Queue[bytes] = asyncio.Queue(max_queued)
-    b: asyncio.Queue[bytes] = asyncio.Queue(max_queued)
-    ended = asyncio.Event()
-    return MemoryChannel(a, b, ended), MemoryChannel(b, a, ended)
+    a, b = Mailbox(max_queued), Mailbox(max_queued)
+    return MemoryChannel(a, b), MemoryChannel(b, a)
 
 
 __all__ = [
     "Channel",
     "ChannelClosed",
     "ChannelWriter",
+    "Mailbox",
     "MemoryChannel",
     "MessageReader",
     "memory_pair",

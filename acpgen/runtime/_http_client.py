@@ -46,13 +46,20 @@ it stops reading before its end: a stream is given up by closing its client.
 from __future__ import annotations
 
 import asyncio
-import collections
 import json
 import logging
 from typing import TYPE_CHECKING, Any, Callable, Final, Mapping
 
-from ._channel import ChannelClosed
-from ._remote import CONNECTION_ID, SESSION_ID, STREAM_QUEUE, RefusedError, need
+from ._channel import ChannelClosed, Mailbox
+from ._remote import (
+    CONNECTION_ID,
+    SESSION_ID,
+    STREAM_QUEUE,
+    RefusedError,
+    id_key,
+    need,
+    session_of,
+)
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -69,20 +76,6 @@ GONE: Final = frozenset({401, 403, 404, 410})
 BODY_KEPT: Final = 8192
 #: seconds ``aclose`` gives the ``DELETE``
 DELETE_TIMEOUT: Final = 2.0
-
-
-def _key(rid: Any) -> tuple[str, Any]:
-    return (type(rid).__name__, rid)
-
-
-def _session_of(frame: Any) -> str | None:
-    if isinstance(frame, dict):
-        params = frame.get("params")
-        if isinstance(params, dict):
-            value = params.get("sessionId")
-            if isinstance(value, str):
-                return value
-    return None
 
 
 def _line(text: str) -> str:
@@ -125,12 +118,7 @@ class HttpClientChannel:
         self._sse = need("httpx_sse", "http")
         self.cid: str | None = None
         #: the messages read, in the order read (the bound applies to the streams')
-        self.items: collections.deque[bytes] = collections.deque()
-        #: the most messages ever queued
-        self.high = 0
-        self._ready = asyncio.Event()
-        self._room = asyncio.Event()
-        self._room.set()
+        self._box = Mailbox(max_queued)
         self._ended = False
         self._reason: str | None = None
         self._closing = False
@@ -143,33 +131,23 @@ class HttpClientChannel:
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- receiving -------------------------------------------------------------------
+    @property
+    def high(self) -> int:
+        """The most messages ever queued."""
+        return self._box.high
+
     async def receive(self) -> bytes | None:
-        while True:
-            if self.items:
-                data = self.items.popleft()
-                if len(self.items) < self.max_queued:
-                    self._room.set()
-                return data
-            if self._ended:
-                if self._reason is None:
-                    return None
-                raise ChannelClosed(self._reason)
-            self._ready.clear()
-            await self._ready.wait()
+        data = await self._box.get()
+        if data is None and self._reason is not None:
+            raise ChannelClosed(self._reason)
+        return data
 
     async def _push(self, data: bytes) -> None:
         """Queue a message read from a stream, waiting while the queue is full."""
-        while len(self.items) >= self.max_queued and not self._ended:
-            self._room.clear()
-            await self._room.wait()
-        if self._ended:
-            return
-        self._push_now(data)
+        await self._box.put(data)
 
     def _push_now(self, data: bytes) -> None:
-        self.items.append(data)
-        self.high = max(self.high, len(self.items))
-        self._ready.set()
+        self._box.force(data)
 
     def _end(self, reason: str | None) -> None:
         """No more messages: ``receive`` returns what is queued, then ``None`` (reason
@@ -178,8 +156,7 @@ class HttpClientChannel:
             return
         self._ended = True
         self._reason = reason
-        self._ready.set()
-        self._room.set()
+        self._box.close()
 
     # -- sending ---------------------------------------------------------------------
     async def send(self, message: bytes) -> None:
@@ -203,9 +180,9 @@ class HttpClientChannel:
             session: str | None = None
             if isinstance(frame, dict):
                 if "method" in frame:
-                    session = _session_of(frame)
+                    session = session_of(frame)
                 elif "id" in frame:
-                    session = self._asked.pop(_key(frame["id"]), None)
+                    session = self._asked.pop(id_key(frame["id"]), None)
             headers = {CONNECTION_ID: self.cid, "content-type": "application/json"}
             try:
                 if session is not None:
@@ -386,7 +363,7 @@ class HttpClientChannel:
             return
         if "method" in frame:
             if session is not None and "id" in frame:
-                self._asked[_key(frame["id"])] = session
+                self._asked[id_key(frame["id"])] = session
             return
         result = frame.get("result")
         if isinstance(result, dict):

@@ -46,13 +46,12 @@ survive disconnects); while no stream is open, the server's idle timer runs.
 from __future__ import annotations
 
 import asyncio
-import collections
 import json
 import logging
 from typing import TYPE_CHECKING, Any, AsyncIterator
 
-from ._channel import ChannelClosed
-from ._remote import CONNECTION_ID, SESSION_ID, Refused, need
+from ._channel import ChannelClosed, Mailbox
+from ._remote import CONNECTION_ID, SESSION_ID, Refused, id_key, need, session_of
 
 if TYPE_CHECKING:
     from ._remote_server import AcpServer, Served
@@ -61,53 +60,6 @@ log = logging.getLogger(__name__)
 
 #: where a response goes: the initialize POST's body
 _INIT = object()
-
-
-def _key(rid: Any) -> tuple[str, Any]:
-    """A JSON-RPC id as a dict key (1, 1.0, True and "1" stay apart)."""
-    return (type(rid).__name__, rid)
-
-
-class Mailbox:
-    """A bounded queue of messages that closing wakes: :meth:`put` waits for room,
-    :meth:`get` for a message (what was queued before the close is still got); after
-    :meth:`close`, ``put`` returns False and ``get`` None once empty. (One event wait per
-    message, where racing a queue against an end event would make two tasks.)"""
-
-    def __init__(self, size: int) -> None:
-        self.items: collections.deque[bytes] = collections.deque()
-        self.size = size
-        self.closed = False
-        #: the most messages ever held
-        self.high = 0
-        self._ready = asyncio.Event()
-        self._room = asyncio.Event()
-        self._room.set()
-
-    async def put(self, message: bytes) -> bool:
-        while len(self.items) >= self.size and not self.closed:
-            self._room.clear()
-            await self._room.wait()
-        if self.closed:
-            return False
-        self.items.append(message)
-        self.high = max(self.high, len(self.items))
-        self._ready.set()
-        return True
-
-    async def get(self) -> bytes | None:
-        while not self.items:
-            if self.closed:
-                return None
-            self._ready.clear()
-            await self._ready.wait()
-        self._room.set()
-        return self.items.popleft()
-
-    def close(self) -> None:
-        self.closed = True
-        self._ready.set()
-        self._room.set()
 
 
 class OutStream:
@@ -176,7 +128,7 @@ class HttpChannel:
     def note(self, message: Any, session: str | None) -> None:
         """Remember where the answer to ``message`` (if a request) goes."""
         if isinstance(message, dict) and "method" in message and "id" in message:
-            self.origins[_key(message["id"])] = session
+            self.origins[id_key(message["id"])] = session
 
     async def receive(self) -> bytes | None:
         return await self.inbox.get()
@@ -192,7 +144,7 @@ class HttpChannel:
         target: str | None = None
         if isinstance(frame, dict):
             if "method" in frame:
-                target = _session_of(frame)
+                target = session_of(frame)
             elif "id" in frame:
                 target = self._answered(frame, bytes(message))
                 if target is _INIT:
@@ -205,7 +157,7 @@ class HttpChannel:
         """Where the answer ``frame`` goes (_INIT: it is the initialize POST's body, given
         to it here); a session named by a result (``session/new``, ``fork``...) gets its
         stream now, holding what the agent sends about it until the client listens."""
-        origin = self.origins.pop(_key(frame["id"]), None)
+        origin = self.origins.pop(id_key(frame["id"]), None)
         if origin is _INIT:
             if not self.initialized.done():
                 self.initialized.set_result(message)
@@ -247,15 +199,6 @@ class _Subscription:
             self.stream.subscribed = False
             self.served.streams -= 1
             self.served.touch()
-
-
-def _session_of(frame: dict[str, Any]) -> str | None:
-    params = frame.get("params")
-    if isinstance(params, dict):
-        value = params.get("sessionId")
-        if isinstance(value, str):
-            return value
-    return None
 
 
 def _headers(request: Any) -> dict[str, str]:
@@ -303,7 +246,7 @@ class HttpEndpoint:
             return await self._initialize(principal, body, frame)
         channel: HttpChannel = served.state
         session = headers.get(SESSION_ID) or None
-        named = _session_of(frame) if isinstance(frame, dict) else None
+        named = session_of(frame) if isinstance(frame, dict) else None
         if session is not None and named is not None and session != named:
             raise Refused(400, "Acp-Session-Id names another session than the params")
         channel.note(frame, session or named)
@@ -337,7 +280,7 @@ class HttpEndpoint:
                 "missing Acp-Connection-Id header (only initialize opens a connection)",
             )
         channel = HttpChannel(self.options.stream_queue)
-        channel.origins[_key(frame["id"])] = _INIT
+        channel.origins[id_key(frame["id"])] = _INIT
         served = self.server.open(channel, principal, "http")
         served.state = channel
         await channel.deliver(body)

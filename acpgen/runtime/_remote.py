@@ -234,6 +234,21 @@ class ServerOptions:
                 raise ValueError(f"{name} must be > 0")
 
 
+def id_key(rid: Any) -> tuple[str, Any]:
+    """A JSON-RPC id as a dict key (1, 1.0, True and "1" stay apart)."""
+    return (type(rid).__name__, rid)
+
+
+def session_of(frame: Any) -> str | None:
+    """The ``sessionId`` a parsed message's params name, if any."""
+    params = frame.get("params") if isinstance(frame, dict) else None
+    if isinstance(params, dict):
+        value = params.get("sessionId")
+        if isinstance(value, str):
+            return value
+    return None
+
+
 def new_id() -> str:
     """A connection id no one can guess."""
     return secrets.token_urlsafe(18)
