@@ -74,6 +74,9 @@ REFUSED_CODE: Final = -32603
 GONE: Final = frozenset({401, 403, 404, 410})
 #: characters of a refusal's body kept in the error's data
 BODY_KEPT: Final = 8192
+#: seconds a POST's answer may take (the server's ``initialize`` timeout is 30 s; a POST
+#: waits while the server's inbox for the connection is full)
+POST_TIMEOUT: Final = 60.0
 #: seconds ``aclose`` gives the ``DELETE``
 DELETE_TIMEOUT: Final = 2.0
 
@@ -106,8 +109,11 @@ class HttpClientChannel:
         info: RemoteInfo,
         max_queued: int = STREAM_QUEUE,
         stream_client: Callable[[], Any] | None = None,
+        post_timeout: Any = None,
     ) -> None:
         self.client = client
+        #: the httpx timeout of a POST (a POST never answered must not hold the rest)
+        self.post_timeout = post_timeout
         #: makes the client of each session's stream (None: they share ``client``)
         self.stream_client = stream_client
         self._stream_clients: dict[str, Any] = {}
@@ -189,7 +195,10 @@ class HttpClientChannel:
                     await self._open(session)
                     headers[SESSION_ID] = session
                 response = await self.client.post(
-                    self.url, content=message, headers=headers
+                    self.url,
+                    content=message,
+                    headers=headers,
+                    timeout=self.post_timeout,
                 )
                 self._keep_cookies()
                 if response.status_code not in (200, 202):
@@ -241,6 +250,7 @@ class HttpClientChannel:
                     "content-type": "application/json",
                     "accept": "application/json",
                 },
+                timeout=self.post_timeout,
             )
             self._keep_cookies()
             if response.status_code != 200:
@@ -416,6 +426,7 @@ async def connect_http(
     cookies: Mapping[str, str] | None = None,
     http2: bool = False,
     open_timeout: float = 10.0,
+    post_timeout: float = POST_TIMEOUT,
     max_queued: int = STREAM_QUEUE,
     **options: Any,
 ) -> Connection:
@@ -423,7 +434,9 @@ async def connect_http(
     ``https://``, the path included: ``.../acp``). ``headers`` and ``cookies`` go with
     every request; ``http2`` speaks HTTP/2 (prior knowledge on ``http://``, ALPN on
     ``https://``); ``open_timeout`` bounds connecting and sending (never reading: the
-    streams are long-lived); ``max_queued`` bounds the messages read and not yet taken.
+    streams are long-lived); ``post_timeout`` bounds the wait for a ``POST``'s answer
+    (past it the connection closes: a server that takes a message and never answers does
+    not hold every later one); ``max_queued`` bounds the messages read and not yet taken.
     Nothing is sent until the first request, which must be ``initialize``;
     ``conn.remote`` (a :class:`~._remote_client.RemoteInfo`) has the connection's id once
     it is answered, and the cookies the server set."""
@@ -433,8 +446,8 @@ async def connect_http(
     from ._remote_client import RemoteInfo
 
     check_options(options)
-    if max_queued < 1:
-        raise ValueError("max_queued must be >= 1")
+    if max_queued < 1 or post_timeout <= 0:
+        raise ValueError("max_queued must be >= 1 and post_timeout > 0")
     secure = url.lower().startswith("https:")
 
     def make() -> Any:
@@ -454,7 +467,12 @@ async def connect_http(
     # one connection, the answer to a POST could wait for the next event of a stream
     # (up to a keepalive: 15 s). The POSTs and the connection's stream share one.
     channel = HttpClientChannel(
-        make(), url, info, max_queued, stream_client=make if http2 else None
+        make(),
+        url,
+        info,
+        max_queued,
+        stream_client=make if http2 else None,
+        post_timeout=httpx.Timeout(open_timeout, read=post_timeout, pool=None),
     )
     try:
         conn = rpc.over(side, channel, **options)

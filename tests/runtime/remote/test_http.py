@@ -486,3 +486,47 @@ def test_a_message_about_a_session_the_client_never_named_still_arrives(v1: Modu
             await conn.close()
 
     run(main())
+
+
+def test_a_post_never_answered_closes_the_connection_instead_of_waiting(v1: ModuleType) -> None:
+    """A server (or a proxy) that takes a POST and never answers it: the message's POST
+    gives up after ``post_timeout`` s and the connection closes, failing the request with
+    ConnectionClosedError, instead of every later message waiting behind it forever."""
+    import json
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            event = await receive()
+            body += event.get("body", b"")
+            if not event.get("more_body"):
+                break
+        if scope["method"] == "GET":  # an event stream that stays silent
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+            await send({"type": "http.response.body", "body": b"", "more_body": True})
+            await asyncio.sleep(3600)
+        frame = json.loads(body) if body else {}
+        if frame.get("method") == "initialize":
+            answer = json.dumps({"jsonrpc": "2.0", "id": frame["id"], "result": {"protocolVersion": 1}}).encode()
+            headers = [(b"content-type", b"application/json"), (b"acp-connection-id", b"c1")]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": answer})
+            return
+        await asyncio.sleep(3600)  # taken, never answered
+
+    async def main() -> None:
+        async with served(app) as base:
+            conn = await v1.RPC.connect_url(base + "/acp", post_timeout=0.5)
+            conn.start(client_class(v1)())
+            agent = v1.RemoteAgent(conn)
+            await agent.initialize(v1.InitializeRequest(protocol_version=1))
+            began = asyncio.get_running_loop().time()
+            with pytest.raises(package(v1).ConnectionClosedError) as failed:
+                await asyncio.wait_for(agent.session_new(new_session(v1)), 10)
+            assert asyncio.get_running_loop().time() - began < 3
+            assert "Timeout" in str(failed.value)
+            await conn.close()
+
+    run(main())
