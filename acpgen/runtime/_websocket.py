@@ -50,7 +50,8 @@ class ServerWebSocketChannel:
                 raise _closed(code, message.get("reason"))
             text = message.get("text")
             if text is None:
-                continue  # a binary frame: ignored, as the RFD says
+                log.info("a binary WebSocket frame ignored (ACP is in text frames)")
+                continue
             data: bytes = str(text).encode("utf-8", "surrogatepass")
             if len(data) > self.max_size:
                 await self._close(1009, "message too big")
@@ -131,8 +132,9 @@ class ClientWebSocketChannel:
                     rcvd.code if rcvd else 1006,
                     (rcvd.reason if rcvd else "") or "the connection was lost",
                 ) from exc
-            if isinstance(data, str):  # a text frame (a binary one is ignored)
+            if isinstance(data, str):  # a text frame
                 return data.encode("utf-8", "surrogatepass")
+            log.info("a binary WebSocket frame ignored (ACP is in text frames)")
 
     async def send(self, message: bytes) -> None:
         try:

@@ -55,7 +55,9 @@ def test_the_101_names_the_connection_and_the_handler_sees_it(m: ModuleType) -> 
     run(scenario(), 30)
 
 
-def test_binary_frames_are_ignored_and_a_malformed_frame_is_answered(m: ModuleType) -> None:
+def test_binary_frames_are_ignored_and_a_malformed_frame_is_answered(m: ModuleType, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO")
+
     async def scenario() -> None:
         app = m.RPC.asgi_app(agent_of(m))
         async with served(app) as base:
@@ -69,6 +71,7 @@ def test_binary_frames_are_ignored_and_a_malformed_frame_is_answered(m: ModuleTy
                 assert answer["id"] == 2 and answer["result"]["protocolVersion"] == 1
 
     run(scenario(), 30)
+    assert "a binary WebSocket frame ignored (ACP is in text frames)" in caplog.messages
 
 
 def test_a_message_over_the_servers_limit_closes_the_socket_with_1009(m: ModuleType) -> None:
