@@ -49,6 +49,7 @@ SHARED = (
     "_websocket.py",
     "_http_server.py",
     "_http_client.py",
+    "_http_wire.py",
     "_transports.py",
     "_skim.py",
     "_telemetry.py",

@@ -1,6 +1,7 @@
-"""ACP over Streamable HTTP, the client side (the transport RFD), on ``httpx`` (with
-``h2`` for HTTP/2) and ``httpx-sse``, as a :class:`~._channel.Channel` under the one
-connection core (:func:`connect_http`).
+"""ACP over Streamable HTTP, the client side (the transport RFD), as a
+:class:`~._channel.Channel` under the one connection core (:func:`connect_http`). Its
+requests go through ``aiohttp`` over HTTP/1.1 and ``httpx`` (with ``h2``) over HTTP/2,
+its events are decoded by ``httpx-sse`` (see :mod:`._http_wire`).
 
 * The first message sent must be ``initialize`` (a request sent before it fails with an
   error and the connection stays; a notification closes it): its ``POST`` answers
@@ -34,13 +35,13 @@ stream ending is not a close: it is opened again before the next message about t
 session.
 
 :meth:`HttpClientChannel.aclose` sends ``DELETE`` (best effort, 2 s at most), ends the
-streams and closes the client. Cookies the server sets are kept for the connection's
-requests and shown in ``conn.remote.cookies``; ``headers`` go on every request.
+streams and closes the clients. Cookies the server sets are kept for the connection's
+requests (and streams) and shown in ``conn.remote.cookies``; ``headers`` go on every
+request.
 
 ``http2`` speaks HTTP/2 (with prior knowledge on ``http://``: the server must speak it,
 as Hypercorn does; ALPN on ``https://``). Each session's stream then runs on an HTTP/2
-connection of its own (see :func:`connect_http`). httpx does not reset an HTTP/2 stream
-it stops reading before its end: a stream is given up by closing its client.
+connection of its own (see :mod:`._http_wire`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable, Final, Mapping
 
 from ._channel import ChannelClosed, Mailbox
+from ._http_wire import AiohttpWire, HttpxWire, Wire, cookie_header, take_cookies
 from ._remote import (
     CONNECTION_ID,
     SESSION_ID,
@@ -100,28 +102,19 @@ class _Refused(Exception):
 
 
 class HttpClientChannel:
-    """A Streamable HTTP connection to ``url`` through an ``httpx.AsyncClient``."""
+    """A Streamable HTTP connection to ``url``, its requests sent through ``wire``."""
 
     def __init__(
         self,
-        client: Any,
+        wire: Wire,
         url: str,
         info: RemoteInfo,
         max_queued: int = STREAM_QUEUE,
-        stream_client: Callable[[], Any] | None = None,
-        post_timeout: Any = None,
     ) -> None:
-        self.client = client
-        #: the httpx timeout of a POST (a POST never answered must not hold the rest)
-        self.post_timeout = post_timeout
-        #: makes the client of each session's stream (None: they share ``client``)
-        self.stream_client = stream_client
-        self._stream_clients: dict[str, Any] = {}
+        self.wire = wire
         self.url = url
         self.info = info
         self.max_queued = max_queued
-        self._httpx = need("httpx", "http")
-        self._sse = need("httpx_sse", "http")
         self.cid: str | None = None
         #: the messages read, in the order read (the bound applies to the streams')
         self._box = Mailbox(max_queued)
@@ -194,20 +187,15 @@ class HttpClientChannel:
                 if session is not None:
                     await self._open(session)
                     headers[SESSION_ID] = session
-                response = await self.client.post(
-                    self.url,
-                    content=message,
-                    headers=headers,
-                    timeout=self.post_timeout,
-                )
-                self._keep_cookies()
-                if response.status_code not in (200, 202):
-                    raise _Refused(response.status_code, response.text)
+                answer = await self.wire.post(self.url, message, self._headers(headers))
+                self._take_cookies(answer.set_cookies)
+                if answer.status not in (200, 202):
+                    raise _Refused(answer.status, answer.text)
             except _Refused as refused:
                 self._refused(frame, refused)
             except ChannelClosed:
                 raise  # the connection closes with this reason
-            except self._httpx.HTTPError as exc:
+            except self.wire.failures as exc:
                 reason = f"posting to {self.url} failed: {exc!r}"
                 raise ChannelClosed(reason) from exc
 
@@ -243,18 +231,16 @@ class HttpClientChannel:
             self._refused(frame, _Refused(0, why))
             return
         try:
-            response = await self.client.post(
+            response = await self.wire.post(
                 self.url,
-                content=message,
-                headers={
-                    "content-type": "application/json",
-                    "accept": "application/json",
-                },
-                timeout=self.post_timeout,
+                message,
+                self._headers(
+                    {"content-type": "application/json", "accept": "application/json"}
+                ),
             )
-            self._keep_cookies()
-            if response.status_code != 200:
-                raise _Refused(response.status_code, response.text)
+            self._take_cookies(response.set_cookies)
+            if response.status != 200:
+                raise _Refused(response.status, response.text)
             cid = response.headers.get(CONNECTION_ID)
             if not cid:
                 raise _Refused(
@@ -267,25 +253,26 @@ class HttpClientChannel:
                 raise ChannelClosed(f"the connection's event stream was refused: {exc}")
         except _Refused as exc:  # the connection closes with the server's refusal
             raise RefusedError(self.url, exc.status, exc.line) from exc
-        except self._httpx.HTTPError as exc:
+        except self.wire.failures as exc:
             reason = f"initialize failed: {exc!r}"
         else:
-            self._push_now(response.content)
+            self._push_now(response.body)
             return
         raise ChannelClosed(reason)  # the connection closes with this reason
 
-    def _keep_cookies(self) -> None:
-        # a cookie given at connect (a previous connection's, to be sticky) has no
-        # domain; once the server sets one of that name, only the server's is sent
-        # (else both would go, and a balancer reads the first: the old server)
-        jar = self.client.cookies.jar
-        renewed = {c.name for c in jar if c.domain}
-        for cookie in [c for c in jar if not c.domain and c.name in renewed]:
-            jar.clear(cookie.domain, cookie.path, cookie.name)
-        self.info.cookies.clear()
-        self.info.cookies.update(
-            {c.name: c.value or "" for c in self.client.cookies.jar}
-        )
+    def _headers(self, headers: dict[str, str]) -> dict[str, str]:
+        """A request's headers: the connection's own (given at connect), then
+        ``headers``, then the cookies kept."""
+        out = {**self.info.headers, **headers}
+        if self.info.cookies:
+            out["cookie"] = cookie_header(self.info.cookies)
+        return out
+
+    def _take_cookies(self, set_cookies: tuple[str, ...]) -> None:
+        # a cookie given at connect (a previous connection's, to be sticky) is replaced
+        # by the one of that name the server sets: a balancer reads only one
+        if set_cookies:
+            take_cookies(self.info.cookies, self.url, set_cookies)
 
     # -- event streams ---------------------------------------------------------------
     async def _open(self, session: str | None) -> None:
@@ -310,31 +297,21 @@ class HttpClientChannel:
         headers = {CONNECTION_ID: self.cid, "accept": "text/event-stream"}
         if session is not None:
             headers[SESSION_ID] = session
+        headers = self._headers(headers)
         where = (
             "the connection's event stream"
             if session is None
             else f"session {session}'s event stream"
         )
-        client = self.client
-        if session is not None and self.stream_client is not None:
-            client = self._stream_clients.get(session)
-            if client is None:
-                client = self._stream_clients[session] = self.stream_client()
-                client.cookies.update(self.client.cookies)
         try:
-            async with self._sse.aconnect_sse(
-                client, "GET", self.url, headers=headers
-            ) as source:
-                response = source.response
-                self._keep_cookies()
-                if response.status_code != 200:
-                    await response.aread()
-                    raise _Refused(response.status_code, response.text)
+            async with self.wire.stream(self.url, headers, session) as stream:
+                answer = stream.answer
+                self._take_cookies(answer.set_cookies)
+                if answer.status != 200:
+                    raise _Refused(answer.status, answer.text)
                 opened.set_result(None)
-                async for event in source.aiter_sse():
-                    if not event.data:
-                        continue
-                    data = event.data.encode("utf-8", "surrogatepass")
+                async for event in stream.events:
+                    data = event.encode("utf-8", "surrogatepass")
                     self._look(data, session)
                     await self._push(data)
                     if self._ended:
@@ -396,11 +373,16 @@ class HttpClientChannel:
             return
         self._closing = True
         self._end(None)
+        failures: tuple[type[BaseException], ...] = (
+            asyncio.TimeoutError,
+            *self.wire.failures,
+        )
         try:
             if self.cid is not None:
-                delete = self.client.delete(self.url, headers={CONNECTION_ID: self.cid})
+                headers = self._headers({CONNECTION_ID: self.cid})
+                delete = self.wire.delete(self.url, headers)
                 await asyncio.wait_for(delete, DELETE_TIMEOUT)
-        except (asyncio.TimeoutError, self._httpx.HTTPError):
+        except failures:
             pass
         finally:
             tasks = [*self._readers.values(), *self._tasks]
@@ -408,8 +390,7 @@ class HttpClientChannel:
                 task.cancel()
             if tasks:
                 await asyncio.wait(tasks, timeout=1.0)
-            for client in (self.client, *self._stream_clients.values()):
-                await client.aclose()
+            await self.wire.aclose()
 
 
 def _retrieve(task: asyncio.Task[Any]) -> None:
@@ -442,6 +423,8 @@ async def connect_http(
     it is answered, and the cookies the server set."""
     httpx = need("httpx", "http")
     need("httpx_sse", "http")
+    if not http2:
+        need("aiohttp", "http")
     from ._transports import check_options
     from ._remote_client import RemoteInfo
 
@@ -451,33 +434,26 @@ async def connect_http(
     secure = url.lower().startswith("https:")
 
     def make() -> Any:
-        return httpx.AsyncClient(
-            headers=dict(headers or {}),
-            cookies=dict(cookies or {}),
-            http1=secure or not http2,
-            http2=http2,
+        return httpx.AsyncClient(  # headers and cookies: see HttpClientChannel
+            http1=secure,
+            http2=True,
             timeout=httpx.Timeout(open_timeout, read=None, pool=None),
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
             trust_env=False,
         )
 
     info = RemoteInfo(url, "", dict(headers or {}), dict(cookies or {}))
-    # Over HTTP/2, each session's stream has a TCP connection of its own: httpcore reads
-    # an HTTP/2 connection under one lock taken in turn, so with two streams waiting on
-    # one connection, the answer to a POST could wait for the next event of a stream
-    # (up to a keepalive: 15 s). The POSTs and the connection's stream share one.
-    channel = HttpClientChannel(
-        make(),
-        url,
-        info,
-        max_queued,
-        stream_client=make if http2 else None,
-        post_timeout=httpx.Timeout(open_timeout, read=post_timeout, pool=None),
-    )
+    wire: Wire
+    if http2:
+        timeout = httpx.Timeout(open_timeout, read=post_timeout, pool=None)
+        wire = HttpxWire(make, timeout)
+    else:
+        wire = AiohttpWire(open_timeout, post_timeout)
+    channel = HttpClientChannel(wire, url, info, max_queued)
     try:
         conn = rpc.over(side, channel, **options)
     except BaseException:
-        await channel.client.aclose()
+        await wire.aclose()
         raise
     conn.remote = info
     return conn

@@ -5,7 +5,7 @@ authentication hook, and the clear error for a missing optional dependency.
 
 The remote transports themselves (``_remote_server.py``, ``_remote_client.py`` and the
 modules they use) import their libraries (Starlette, uvicorn or Hypercorn,
-sse-starlette, httpx, httpx-sse, websockets) only when a remote connection is made or
+sse-starlette, httpx, httpx-sse, aiohttp, websockets) only when a remote connection is made or
 served: a package without them imports and serves stdio as before.
 """
 
@@ -42,7 +42,7 @@ STREAM_QUEUE: Final = 256
 _INSTALL: Final = {
     "server": ("starlette", "uvicorn", "sse_starlette"),
     "http2": ("hypercorn",),
-    "http": ("httpx", "httpx_sse", "sniffio"),
+    "http": ("httpx", "httpx_sse", "sniffio", "aiohttp"),
     "ws": ("websockets",),
 }
 _PIP: Final = {
@@ -53,6 +53,7 @@ _PIP: Final = {
     "httpx": "httpx[http2]",
     "httpx_sse": "httpx-sse",
     "sniffio": "sniffio",
+    "aiohttp": "aiohttp",
     "websockets": "websockets",
 }
 

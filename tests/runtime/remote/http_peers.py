@@ -172,3 +172,39 @@ def prompt(v1: ModuleType, sid: str, text: str) -> Any:
 
 def new_session(v1: ModuleType) -> Any:
     return v1.NewSessionRequest(cwd="/", mcp_servers=[])
+
+
+class Seen:
+    """An ASGI app in front of ``app`` that notes each HTTP request as the server sees
+    it: ``(method, headers with lower-case names, body)`` in ``requests``, in the order
+    they arrive (the client's HTTP libraries are not asked)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.requests: list[tuple[str, dict[str, str], str]] = []
+        #: the HTTP versions the requests came in ("1.1", "2")
+        self.versions: set[str] = set()
+
+    @property
+    def state(self) -> Any:
+        return self.app.state
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        self.versions.add(scope["http_version"])
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        noted: tuple[str, dict[str, str], str] = (scope["method"], headers, "")
+        index = len(self.requests)
+        self.requests.append(noted)
+        body: list[bytes] = []
+
+        async def reading() -> Any:
+            event = await receive()
+            if event["type"] == "http.request":
+                body.append(event.get("body", b""))
+                self.requests[index] = (noted[0], headers, b"".join(body).decode("utf-8", "replace"))
+            return event
+
+        await self.app(scope, reading, send)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from .harness import served
-from .http_peers import Record, app_for, bindings, client_class, new_session, prompt, start
+from .http_peers import Record, Seen, app_for, bindings, client_class, new_session, prompt, start
 
 
 
@@ -39,20 +39,16 @@ def test_a_thousand_updates_arrive_in_order(v1: ModuleType, http2: bool) -> None
     async def main() -> None:
         record = Record()
         app = app_for(v1, record)
-        async with served(app, http2=http2) as base:
+        seen = Seen(app)
+        async with served(seen, http2=http2) as base:
             client = client_class(v1)()
-            seen: list[str] = []
             conn, agent = await start(v1, base + "/acp", client, http2=http2)
-            channel = conn.channel
-            channel.client.event_hooks["response"].append(
-                _note_version(seen)
-            )
             assert conn.remote.connection_id in app.state.acp.connections
             session = await agent.session_new(new_session(v1))
             result = await agent.session_prompt(prompt(v1, session.session_id, "count 1000"))
             assert result.stop_reason == "end_turn"
             assert client.chunks[session.session_id] == [f"{i} " for i in range(1000)]
-            assert seen and set(seen) == {"HTTP/2" if http2 else "HTTP/1.1"}
+            assert seen.versions == {"2" if http2 else "1.1"}
             await conn.close()
             for _ in range(100):
                 if not app.state.acp.connections:
@@ -63,36 +59,23 @@ def test_a_thousand_updates_arrive_in_order(v1: ModuleType, http2: bool) -> None
     run(main())
 
 
-def _note_version(seen: list[str]) -> Any:
-    async def hook(response: Any) -> None:
-        seen.append(response.http_version)
-
-    return hook
-
-
 def test_permission_round_trip_during_a_prompt(v1: ModuleType) -> None:
     """The agent's session/request_permission comes on the session's stream during the
     prompt; the client's answer is a POST naming the session; the turn goes on with it."""
 
     async def main() -> None:
         record = Record()
-        async with served(app_for(v1, record)) as base:
+        seen = Seen(app_for(v1, record))
+        async with served(seen) as base:
             client = client_class(v1)()
             conn, agent = await start(v1, base + "/acp", client)
-            posted: list[dict[str, str]] = []
-
-            async def note(request: Any) -> None:
-                if request.method == "POST":
-                    posted.append({k.lower(): v for k, v in request.headers.items()} | {"body": request.content.decode()})
-
-            conn.channel.client.event_hooks["request"].append(note)
             session = await agent.session_new(new_session(v1))
             sid = session.session_id
             result = await agent.session_prompt(prompt(v1, sid, "ask"))
             assert result.stop_reason == "end_turn"
             assert client.asked == [sid]
             assert client.chunks[sid] == ["chose yes"]
-            answers = [p for p in posted if '"result"' in p["body"]]
+            answers = [h for m, h, body in seen.requests if m == "POST" and '"result"' in body]
             assert len(answers) == 1 and answers[0]["acp-session-id"] == sid
             await conn.close()
 
@@ -318,18 +301,14 @@ def test_session_load_opens_the_session_stream_before_posting(v1: ModuleType) ->
 
     async def main() -> None:
         record = Record()
-        app = app_for(v1, record)
-        async with served(app) as base:
+        seen = Seen(app_for(v1, record))
+        async with served(seen) as base:
             client = client_class(v1)()
             conn, agent = await start(v1, base + "/acp", client)
-            sent: list[tuple[str, str | None]] = []
-
-            async def note(request: Any) -> None:
-                sent.append((request.method, request.headers.get("acp-session-id")))
-
-            conn.channel.client.event_hooks["request"].append(note)
+            before = len(seen.requests)
             sid = "from-an-earlier-connection"
             await agent.session_load(v1.LoadSessionRequest(session_id=sid, cwd="/", mcp_servers=[]))
+            sent = [(m, h.get("acp-session-id")) for m, h, _ in seen.requests[before:]]
             assert sent[:2] == [("GET", sid), ("POST", sid)]
             result = await agent.session_prompt(prompt(v1, sid, "count 3"))
             assert result.stop_reason == "end_turn"
@@ -462,7 +441,7 @@ def test_close_is_bounded_when_delete_hangs(v1: ModuleType) -> None:
             began = loop.time()
             await conn.close()
             assert loop.time() - began < 3.5
-            assert channel.client.is_closed
+            assert channel.wire.closed
             assert all(task.done() for task in channel._readers.values())
 
     run(main())

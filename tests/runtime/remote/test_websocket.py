@@ -185,4 +185,4 @@ asyncio.run(main())
     assert len(lines) == 3, done.stdout
     assert "pip install" in lines[0] and "'starlette'" in lines[0]
     assert "pip install 'websockets'" in lines[1]
-    assert "pip install" in lines[2] and "httpx" in lines[2]
+    assert "pip install" in lines[2] and "httpx" in lines[2] and "'aiohttp'" in lines[2]

@@ -1,0 +1,316 @@
+"""The HTTP requests of the Streamable HTTP client (:mod:`._http_client`): its ``POST``,
+``DELETE`` and event-stream ``GET`` requests, through one of two libraries.
+
+* Over HTTP/1.1 (``http://`` or ``https://``): ``aiohttp``. Its requests cost about a
+  third of httpx's on the same server (its HTTP parser is compiled), and a ``POST`` and
+  an event read are most of what a small request costs on this transport. One
+  keep-alive connection carries the ``POST`` requests (one at a time); each stream
+  holds a connection of its own.
+* Over HTTP/2: ``httpx`` with ``h2``, the client that speaks it (aiohttp does not). Each
+  session's stream has a client (a TCP connection) of its own: httpcore reads an
+  HTTP/2 connection under one lock taken in turn, so with two streams waiting on one
+  connection the answer to a ``POST`` could wait for the next event of a stream (up to a
+  keepalive, 15 s). The ``POST`` requests and the connection's stream share one.
+
+The events are decoded by httpx-sse's decoder in both cases (aiohttp has none).
+
+Cookies are kept by the channel, not by the libraries (each request names them in a
+``Cookie`` header, and :func:`take_cookies` reads the ``Set-Cookie`` headers of each
+answer): a balancer's sticky cookie must go with every request of a connection, over
+every client it uses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+from contextlib import asynccontextmanager
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from http.cookies import CookieError, SimpleCookie
+from typing import (
+    Any,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Mapping,
+    MutableMapping,
+    NamedTuple,
+    Protocol,
+)
+from urllib.parse import urlsplit
+
+from ._remote import need
+
+
+class Answer(NamedTuple):
+    """An answer: its status, its headers (names in any case), its body (read in full
+    for a ``POST``; for a stream, only when its status is not 200) and the
+    ``Set-Cookie`` headers it had."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+    set_cookies: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+
+class EventStream(NamedTuple):
+    """An event stream's answer (``answer``) and, when its status is 200, the data of
+    each of its events (``events``; an event without data is skipped)."""
+
+    answer: Answer
+    events: AsyncIterator[str]
+
+
+class Wire(Protocol):
+    """Sends the channel's requests."""
+
+    #: the exceptions that say a request failed on the way (a transport error)
+    failures: tuple[type[BaseException], ...]
+
+    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
+        """Post ``body``: the answer (any status), or one of :attr:`failures`."""
+        ...
+
+    async def delete(self, url: str, headers: Mapping[str, str]) -> None:
+        """Send ``DELETE`` (its answer is not read)."""
+        ...
+
+    def stream(self, url: str, headers: Mapping[str, str], session: str | None) -> Any:
+        """An async context manager giving the :class:`EventStream` of a ``GET``
+        (the connection's stream when ``session`` is None, else that session's)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close every connection it holds."""
+        ...
+
+    @property
+    def closed(self) -> bool:
+        """Whether it holds no connection (closed, or never used)."""
+        ...
+
+
+async def _decoded(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """The data of each event of a ``text/event-stream`` body, decoded by httpx-sse."""
+    decoders = need("httpx_sse._decoders", "http")
+    lines, events = decoders.SSELineDecoder(), decoders.SSEDecoder()
+    text = codecs.getincrementaldecoder("utf-8")("replace")
+    async for chunk in chunks:
+        for line in lines.decode(text.decode(chunk)):
+            event = events.decode(line)
+            if event is not None and event.data:
+                yield event.data
+    for line in lines.flush():
+        event = events.decode(line)
+        if event is not None and event.data:
+            yield event.data
+
+
+def _not_events(headers: Mapping[str, str]) -> str | None:
+    kind = headers.get("content-type", "").partition(";")[0].strip()
+    if kind != "text/event-stream":
+        return f"the stream's answer is {kind or 'untyped'}, not text/event-stream"
+    return None
+
+
+class AiohttpWire:
+    """The requests over HTTP/1.1, with ``aiohttp``: ``open_timeout`` bounds connecting,
+    ``post_timeout`` the wait for a ``POST``'s answer (a stream is read without one)."""
+
+    def __init__(self, open_timeout: float, post_timeout: float) -> None:
+        self._aiohttp = aiohttp = need("aiohttp", "http")
+        self.failures: tuple[type[BaseException], ...] = (
+            aiohttp.ClientError,
+            asyncio.TimeoutError,
+        )
+        self._post_timeout = aiohttp.ClientTimeout(
+            total=None,
+            connect=open_timeout,
+            sock_connect=open_timeout,
+            sock_read=post_timeout,
+        )
+        self._stream_timeout = aiohttp.ClientTimeout(
+            total=None, connect=open_timeout, sock_connect=open_timeout
+        )
+        self._session: Any = None
+
+    def _client(self) -> Any:
+        if self._session is None:  # made on first use: aiohttp wants a running loop
+            self._session = self._aiohttp.ClientSession(
+                cookie_jar=self._aiohttp.DummyCookieJar(),  # see take_cookies
+                connector=self._aiohttp.TCPConnector(limit=0),
+                auto_decompress=False,
+            )
+        return self._session
+
+    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
+        async with self._client().post(
+            url, data=body, headers=headers, timeout=self._post_timeout
+        ) as response:
+            data = await response.read()
+            return _answer(response, data)
+
+    async def delete(self, url: str, headers: Mapping[str, str]) -> None:
+        async with self._client().delete(
+            url, headers=headers, timeout=self._post_timeout
+        ):
+            pass
+
+    @asynccontextmanager
+    async def stream(
+        self, url: str, headers: Mapping[str, str], session: str | None
+    ) -> AsyncIterator[EventStream]:
+        async with self._client().get(
+            url, headers=headers, timeout=self._stream_timeout
+        ) as response:
+            if response.status != 200:
+                yield EventStream(_answer(response, await response.read()), _none())
+                return
+            wrong = _not_events(response.headers)
+            if wrong:
+                raise ValueError(wrong)
+            yield EventStream(
+                _answer(response, b""), _decoded(response.content.iter_any())
+            )
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._session is None or bool(self._session.closed)
+
+
+def _answer(response: Any, body: bytes) -> Answer:
+    cookies = tuple(response.headers.getall("set-cookie", ()))
+    return Answer(response.status, response.headers, body, cookies)
+
+
+async def _none() -> AsyncIterator[str]:
+    return
+    yield  # an async generator that gives nothing
+
+
+class HttpxWire:
+    """The requests over HTTP/2 (or whatever ``make()``'s ``httpx.AsyncClient``
+    speaks), with ``timeout`` (an ``httpx.Timeout``) on each ``POST``; each session's
+    stream through a client of its own (see the module's docstring)."""
+
+    def __init__(self, make: Callable[[], Any], timeout: Any) -> None:
+        self.make = make
+        self.client = make()
+        self.failures: tuple[type[BaseException], ...] = (
+            need("httpx", "http").HTTPError,
+            need("httpx_sse", "http").SSEError,
+        )
+        self._timeout = timeout
+        self._session_clients: dict[str, Any] = {}
+
+    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
+        response = await self.client.post(
+            url, content=body, headers=headers, timeout=self._timeout
+        )
+        return _httpx_answer(response, response.content)
+
+    async def delete(self, url: str, headers: Mapping[str, str]) -> None:
+        await self.client.delete(url, headers=headers)
+
+    @asynccontextmanager
+    async def stream(
+        self, url: str, headers: Mapping[str, str], session: str | None
+    ) -> AsyncIterator[EventStream]:
+        client = self.client
+        if session is not None:
+            client = self._session_clients.get(session)
+            if client is None:
+                client = self._session_clients[session] = self.make()
+        sse = need("httpx_sse", "http")
+        async with sse.aconnect_sse(
+            client, "GET", url, headers=dict(headers)
+        ) as source:
+            response = source.response
+            if response.status_code != 200:
+                body = await response.aread()
+                yield EventStream(_httpx_answer(response, body), _none())
+                return
+            events = (e.data async for e in source.aiter_sse() if e.data)
+            yield EventStream(_httpx_answer(response, b""), events)
+
+    async def aclose(self) -> None:
+        for client in (self.client, *self._session_clients.values()):
+            if not client.is_closed:
+                await client.aclose()
+
+    @property
+    def closed(self) -> bool:
+        clients = (self.client, *self._session_clients.values())
+        return all(client.is_closed for client in clients)
+
+
+def _httpx_answer(response: Any, body: bytes) -> Answer:
+    cookies = tuple(response.headers.get_list("set-cookie"))
+    return Answer(response.status_code, response.headers, body, cookies)
+
+
+def take_cookies(
+    jar: MutableMapping[str, str], url: str, set_cookies: Iterable[str]
+) -> None:
+    """Keep in ``jar`` (name to value) what the ``Set-Cookie`` headers of an answer from
+    ``url`` set, and drop what they expire. A cookie for another path than ``url``'s
+    is not kept (every request of a connection goes to one URL); one that cannot be read
+    is skipped."""
+    path = urlsplit(url).path or "/"
+    for header in set_cookies:
+        parsed: SimpleCookie = SimpleCookie()
+        try:
+            parsed.load(header)
+        except CookieError:
+            continue
+        for name, morsel in parsed.items():
+            if morsel["path"] and not path.startswith(morsel["path"]):
+                continue
+            if _max_age_over(morsel["max-age"]) or _expired(morsel["expires"]):
+                jar.pop(name, None)
+            else:
+                jar[name] = morsel.value
+
+
+def _max_age_over(max_age: str) -> bool:
+    try:
+        return int(max_age) <= 0
+    except ValueError:
+        return False
+
+
+def _expired(expires: str) -> bool:
+    if not expires:
+        return False
+    try:
+        when = parsedate_to_datetime(expires)
+    except (TypeError, ValueError):
+        return False
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when <= datetime.now(timezone.utc)
+
+
+def cookie_header(jar: Mapping[str, str]) -> str:
+    """The ``Cookie`` header that names the cookies of ``jar``."""
+    return "; ".join(f"{name}={value}" for name, value in jar.items())
+
+
+__all__ = [
+    "AiohttpWire",
+    "Answer",
+    "EventStream",
+    "HttpxWire",
+    "Wire",
+    "cookie_header",
+    "take_cookies",
+]
