@@ -14,7 +14,10 @@
   connection id, such a body (or any message but ``initialize``) is ``400``.
 * ``GET /acp`` (``Accept: text/event-stream``, else ``406``) opens the connection's event
   stream, or with ``Acp-Session-Id`` that session's; a stream has one subscriber at a
-  time (a second is ``409``). Each stream holds at most ``stream_queue`` messages, also
+  time (a second is ``409``). A connection holds at most ``max_streams`` streams (its
+  own and its sessions'): a ``GET`` for one more session is ``429``; the stream of a
+  session that the connection has not heard of (no message named it) is forgotten when
+  its subscriber leaves with nothing held. Each stream holds at most ``stream_queue`` messages, also
   while no one listens (a late subscriber gets them): beyond that the agent's sends wait,
   nothing is dropped. Idle streams carry a keepalive comment every ``keepalive`` s. A
   message being written as its subscriber goes away is lost (the RFD's first version
@@ -66,9 +69,11 @@ class OutStream:
     """One outgoing event stream (the connection's, or a session's): a bounded
     :class:`Mailbox` of messages, held until a subscriber takes them."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, known: bool = True) -> None:
         self.box = Mailbox(size)
         self.subscribed = False
+        #: whether a message named its session (else it is only a client's GET)
+        self.known = known
 
     @property
     def high(self) -> int:
@@ -109,13 +114,30 @@ class HttpChannel:
             asyncio.get_running_loop().create_future()
         )
 
-    def stream(self, session: str | None) -> OutStream:
+    def stream(self, session: str | None, known: bool = True) -> OutStream:
+        """The stream of ``session`` (None: the connection's), made if need be;
+        ``known``: a message named the session (see :meth:`forget`)."""
         found = self.streams.get(session)
         if found is None:
-            found = self.streams[session] = OutStream(self.stream_queue)
+            found = self.streams[session] = OutStream(self.stream_queue, known)
             if self.ended.is_set():
                 found.box.close()
+        elif known:
+            found.known = True
         return found
+
+    def forget(self, session: str | None) -> None:
+        """Drop the stream of a session no message named, once no one listens and it
+        holds nothing (a client opening streams for made-up sessions holds nothing)."""
+        found = self.streams.get(session)
+        if (
+            session is not None
+            and found is not None
+            and not found.known
+            and not found.subscribed
+            and not found.box.items
+        ):
+            del self.streams[session]
 
     # -- the client's messages -------------------------------------------------------
     async def deliver(self, body: bytes) -> None:
@@ -127,6 +149,8 @@ class HttpChannel:
 
     def note(self, message: Any, session: str | None) -> None:
         """Remember where the answer to ``message`` (if a request) goes."""
+        if session is not None and session in self.streams:
+            self.streams[session].known = True
         if isinstance(message, dict) and "method" in message and "id" in message:
             self.origins[id_key(message["id"])] = session
 
@@ -149,9 +173,12 @@ class HttpChannel:
                 target = self._answered(frame, bytes(message))
                 if target is _INIT:
                     return
-        if target not in self.streams:  # a session the client cannot know of
-            target = None
-        await self.streams[target].put(bytes(message))
+        stream = self.streams.get(target)
+        if stream is None:  # a session the client cannot know of
+            stream = self.streams[None]
+        else:
+            stream.known = True
+        await stream.put(bytes(message))
 
     def _answered(self, frame: dict[str, Any], message: bytes) -> Any:
         """Where the answer ``frame`` goes (_INIT: it is the initialize POST's body, given
@@ -187,10 +214,13 @@ class _Subscription:
     """An SSE response that gives its stream up when it ends, however it ends (the
     client went away before the first event, say)."""
 
-    def __init__(self, response: Any, stream: OutStream, served: Served) -> None:
+    def __init__(
+        self, response: Any, stream: OutStream, served: Served, session: str | None
+    ) -> None:
         self.response = response
         self.stream = stream
         self.served = served
+        self.session = session
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         try:
@@ -199,6 +229,8 @@ class _Subscription:
             self.stream.subscribed = False
             self.served.streams -= 1
             self.served.touch()
+            channel: HttpChannel = self.served.state
+            channel.forget(self.session)
 
 
 def _headers(request: Any) -> dict[str, str]:
@@ -326,7 +358,10 @@ class HttpEndpoint:
         served = self.server.find(headers.get(CONNECTION_ID), principal)
         channel: HttpChannel = served.state
         session = headers.get(SESSION_ID) or None
-        stream = channel.stream(session)
+        limit = self.options.max_streams
+        if session not in channel.streams and len(channel.streams) >= limit:
+            raise Refused(429, f"the connection has {limit} event streams (the limit)")
+        stream = channel.stream(session, known=False)
         if stream.subscribed:
             raise Refused(409, "this stream has a subscriber already")
         stream.subscribed = True
@@ -339,7 +374,7 @@ class HttpEndpoint:
             ping=self.options.keepalive,
             headers=reply_headers,
         )
-        return _Subscription(response, stream, served)
+        return _Subscription(response, stream, served, session)
 
     # -- DELETE ----------------------------------------------------------------------
     async def _delete(self, request: Any) -> Any:

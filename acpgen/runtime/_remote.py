@@ -37,6 +37,8 @@ INIT_TIMEOUT: Final = 30.0
 IDLE_TIMEOUT: Final = 600.0
 #: messages held per outgoing stream before the agent's sends wait (nothing dropped)
 STREAM_QUEUE: Final = 256
+#: event streams a Streamable HTTP connection may hold: its own and its sessions'
+MAX_STREAMS: Final = 64
 
 #: the packages each part needs, and the extra that brings them
 _INSTALL: Final = {
@@ -225,11 +227,14 @@ class ServerOptions:
     init_timeout: float = INIT_TIMEOUT
     idle_timeout: float = IDLE_TIMEOUT
     stream_queue: int = STREAM_QUEUE
+    max_streams: int = MAX_STREAMS
     connection: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.max_body < 2 or self.stream_queue < 1:
-            raise ValueError("max_body must be >= 2 and stream_queue >= 1")
+        if self.max_body < 2 or self.stream_queue < 1 or self.max_streams < 2:
+            raise ValueError(
+                "max_body must be >= 2, stream_queue >= 1 and max_streams >= 2"
+            )
         for name in ("keepalive", "init_timeout", "idle_timeout"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be > 0")

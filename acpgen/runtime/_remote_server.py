@@ -12,8 +12,9 @@ Every remote connection is a :class:`~._connection.Connection` over a
   WebSocket accept; the principal is bound to the connection, and a request naming the
   connection with another credential is answered 404, as if it did not exist;
 * reads at most ``max_body`` bytes of a body (413) or a WebSocket message (1009), holds at
-  most ``stream_queue`` messages per outgoing stream (the agent's sends wait beyond),
-  closes connections idle for ``idle_timeout`` s;
+  most ``stream_queue`` messages per outgoing stream (the agent's sends wait beyond) and
+  ``max_streams`` event streams per Streamable HTTP connection (429 beyond), closes
+  connections idle for ``idle_timeout`` s;
 * answers a bad request with its status and one line, logs what failed in itself, and
   goes on serving.
 """

@@ -6,6 +6,7 @@ subscriber, keepalive comments, a disconnect is not a close, idle connections cl
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import json
 from types import ModuleType
@@ -169,6 +170,59 @@ def test_409_second_subscriber_and_a_disconnect_is_not_a_close(v1: ModuleType, h
                         break
                     await asyncio.sleep(0.01)
             assert cid in app.state.acp.connections
+
+    run(main())
+
+
+def test_429_past_max_streams_and_made_up_sessions_are_not_held(v1: ModuleType) -> None:
+    """A connection holds at most ``max_streams`` event streams: one more session's GET
+    is 429 with its line. A stream opened for a session no message named is forgotten
+    once its subscriber leaves, so opening streams for made-up sessions one after the
+    other holds nothing; a session the agent named (``session/new``) keeps its stream."""
+
+    async def main() -> None:
+        record = Record()
+        async with endpoint(v1, record, max_streams=4) as (app, http, url):
+            cid = await initialize(http, url)
+            channel = app.state.acp.connections[cid].state
+            # the stream of the session the agent is about to make, opened first (as if
+            # made up): the result naming it makes it known, and it stays
+            sid = f"s-1-{id(record.agents[-1])}"
+            early = {**SSE, "acp-connection-id": cid, "acp-session-id": sid}
+            new = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}}
+            async with httpx.AsyncClient() as other:
+                async with other.stream("GET", url, headers=early) as opened:
+                    assert opened.status_code == 200
+                    assert (await post(http, url, cid, new)).status_code == 202
+                    (answer,) = await events(http, url, {"acp-connection-id": cid}, 1)
+                    assert answer["result"]["sessionId"] == sid
+            for _ in range(100):
+                if not channel.streams[sid].subscribed:
+                    break
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.1)
+            assert sid in channel.streams
+            for n in range(50):  # one made-up session after the other: nothing held
+                made_up = {**SSE, "acp-connection-id": cid, "acp-session-id": f"made-up-{n}"}
+                async with httpx.AsyncClient() as other:
+                    async with other.stream("GET", url, headers=made_up) as opened:
+                        assert opened.status_code == 200
+                for _ in range(200):
+                    if f"made-up-{n}" not in channel.streams:
+                        break
+                    await asyncio.sleep(0.01)
+            assert set(channel.streams) == {None, sid}
+            async with contextlib.AsyncExitStack() as held:  # two at once fill the four
+                for n in range(2):
+                    other = await held.enter_async_context(httpx.AsyncClient())
+                    headers = {**SSE, "acp-connection-id": cid, "acp-session-id": f"open-{n}"}
+                    opened = await held.enter_async_context(other.stream("GET", url, headers=headers))
+                    assert opened.status_code == 200
+                one_more = {**SSE, "acp-connection-id": cid, "acp-session-id": "one-more"}
+                refused = await http.get(url, headers=one_more)
+                assert refused.status_code == 429
+                assert refused.text.strip() == "the connection has 4 event streams (the limit)"
+            assert sid in channel.streams  # the agent's own session is no made-up one
 
     run(main())
 
