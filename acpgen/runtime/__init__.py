@@ -47,6 +47,7 @@ SHARED = (
     "_remote_server.py",
     "_remote_client.py",
     "_websocket.py",
+    "_ws_client.py",
     "_http_server.py",
     "_http_client.py",
     "_http_wire.py",

@@ -42,10 +42,10 @@ MAX_STREAMS: Final = 64
 
 #: the packages each part needs, and the extra that brings them
 _INSTALL: Final = {
-    "server": ("starlette", "uvicorn", "sse_starlette"),
+    "server": ("starlette", "uvicorn", "sse_starlette", "websockets"),
     "http2": ("hypercorn",),
     "http": ("httpx", "httpx_sse", "sniffio", "aiohttp"),
-    "ws": ("websockets",),
+    "ws": ("aiohttp",),
 }
 _PIP: Final = {
     "starlette": "starlette",

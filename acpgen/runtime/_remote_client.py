@@ -1,5 +1,5 @@
 """Reaching agents remotely: :func:`connect_url` picks the transport by the URL's scheme
-(``ws://``/``wss://``: WebSocket, ``_websocket.py``; ``http://``/``https://``: Streamable
+(``ws://``/``wss://``: WebSocket, ``_ws_client.py``; ``http://``/``https://``: Streamable
 HTTP, ``_http_client.py``) and gives a :class:`~._connection.Connection` with every
 promise of one over stdio. ``conn.remote`` is a :class:`RemoteInfo`: the URL, the
 connection id the server gave, and the cookies it set, to send back on a reconnect
@@ -64,7 +64,7 @@ async def connect_url(
     ``https://``) for Streamable HTTP. ``options`` are the connection's."""
     scheme = url.split(":", 1)[0].lower()
     if scheme in ("ws", "wss"):
-        from ._websocket import connect_websocket
+        from ._ws_client import connect_websocket
 
         return await connect_websocket(
             rpc, url, side=side, headers=headers, cookies=cookies, **options

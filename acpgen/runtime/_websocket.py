@@ -1,8 +1,8 @@
-"""ACP over WebSocket (the transport RFD): one JSON-RPC message per text frame, binary
-frames ignored, the connection's id in the ``Acp-Connection-Id`` header of the ``101``.
-The server side runs in :class:`~._remote_server.AcpServer` (Starlette's WebSocket), the
-client side on the ``websockets`` library (:func:`connect_websocket`). Either way the
-messages go through a :class:`~._channel.Channel` into the one connection core.
+"""ACP over WebSocket (the transport RFD), the server side: one JSON-RPC message per text
+frame, binary frames ignored, the connection's id in the ``Acp-Connection-Id`` header of
+the ``101``. It runs in :class:`~._remote_server.AcpServer` (Starlette's WebSocket); the
+client side is :mod:`._ws_client`. Either way the messages go through a
+:class:`~._channel.Channel` into the one connection core.
 
 A message over the limit closes the socket with code 1009 (the library enforces it
 before the message is held whole); a malformed message is answered as on stdio (a parse
@@ -12,14 +12,12 @@ error with id null) and the connection goes on.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ._channel import ChannelClosed
-from ._remote import CONNECTION_ID, MAX_BODY, Refused, RefusedError, need, new_id
+from ._remote import CONNECTION_ID, MAX_BODY, Refused, need, new_id
 
 if TYPE_CHECKING:
-    from ._connection import Connection
-    from ._jsonrpc import Rpc
     from ._remote_server import AcpServer
 
 log = logging.getLogger(__name__)
@@ -110,90 +108,3 @@ async def _deny(websocket: Any, refused: Refused) -> None:
         await websocket.send_denial_response(response)
     else:  # the server cannot answer with a status: closed before accept (403)
         await websocket.close(1008, refused.reason)
-
-
-class ClientWebSocketChannel:
-    """A ``websockets`` client connection as a channel."""
-
-    def __init__(self, websocket: Any) -> None:
-        self.websocket = websocket
-        self._errors = need("websockets.exceptions", "ws")
-
-    async def receive(self) -> bytes | None:
-        errors = self._errors
-        while True:
-            try:
-                data = await self.websocket.recv()
-            except errors.ConnectionClosedOK:
-                return None
-            except errors.ConnectionClosed as exc:
-                rcvd = exc.rcvd
-                raise _closed(
-                    rcvd.code if rcvd else 1006,
-                    (rcvd.reason if rcvd else "") or "the connection was lost",
-                ) from exc
-            if isinstance(data, str):  # a text frame
-                return data.encode("utf-8", "surrogatepass")
-            log.info("a binary WebSocket frame ignored (ACP is in text frames)")
-
-    async def send(self, message: bytes) -> None:
-        try:
-            await self.websocket.send(message, text=True)
-        except self._errors.ConnectionClosed as exc:
-            raise ChannelClosed(f"the WebSocket is closed: {exc}") from exc
-
-    async def aclose(self) -> None:
-        try:
-            await self.websocket.close()
-        except Exception:  # noqa: BLE001 - already gone
-            pass
-
-
-async def connect_websocket(
-    rpc: Rpc,
-    url: str,
-    *,
-    side: str = "client",
-    headers: Mapping[str, str] | None = None,
-    cookies: Mapping[str, str] | None = None,
-    open_timeout: float = 10.0,
-    max_size: int = MAX_BODY,
-    **options: Any,
-) -> Connection:
-    """A connection over a WebSocket to ``url`` (``ws://`` or ``wss://``);
-    ``conn.remote`` (a :class:`~._remote_client.RemoteInfo`) has the handshake's
-    ``Acp-Connection-Id`` and the cookies it set."""
-    client = need("websockets.asyncio.client", "ws")
-    from ._transports import check_options
-    from ._remote_client import RemoteInfo
-
-    check_options(options)
-    sent = dict(headers or {})
-    jar = dict(cookies or {})
-    if jar:
-        sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in jar.items())
-    errors = need("websockets.exceptions", "ws")
-    try:
-        websocket = await client.connect(
-            url,
-            additional_headers=sent,
-            open_timeout=open_timeout,
-            max_size=max_size,
-            compression=None,
-            proxy=None,
-        )
-    except errors.InvalidStatus as exc:
-        body = exc.response.body or b""
-        reason = body.decode("utf-8", "replace").strip().splitlines()[:1]
-        raise RefusedError(url, exc.response.status_code, "".join(reason)) from exc
-    conn = rpc.over(side, ClientWebSocketChannel(websocket), **options)
-    response = websocket.response
-    for name, value in response.headers.raw_items():
-        if name.lower() == "set-cookie":
-            key, _, rest = value.partition("=")
-            jar[key.strip()] = rest.split(";", 1)[0].strip()
-    info = RemoteInfo(
-        url, response.headers.get(CONNECTION_ID, ""), dict(headers or {}), jar
-    )
-    conn.remote = info
-    return conn

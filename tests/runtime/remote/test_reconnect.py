@@ -8,6 +8,7 @@ raised at once."""
 from __future__ import annotations
 
 import asyncio
+import socket
 import importlib
 import time
 from pathlib import Path
@@ -210,7 +211,7 @@ def test_pending_requests_fail_at_once_when_the_network_drops(v1: ModuleType) ->
             turn = asyncio.ensure_future(agent.session_prompt(prompt))
             await asyncio.wait_for(world.prompting.wait(), 5)
             dropped = time.monotonic()
-            conn.channel.websocket.transport.abort()
+            conn.channel.ws.get_extra_info("socket").shutdown(socket.SHUT_RDWR)
             with pytest.raises(closed_error(v1)):
                 await asyncio.wait_for(turn, 5)
             assert time.monotonic() - dropped < 1.0

@@ -163,7 +163,7 @@ def test_without_the_libraries_the_package_serves_stdio_and_names_what_to_instal
     root = str(tmp_path)
     program = f"""
 import sys
-for name in ("starlette", "uvicorn", "sse_starlette", "hypercorn", "httpx", "httpx_sse", "websockets"):
+for name in ("starlette", "uvicorn", "sse_starlette", "hypercorn", "httpx", "httpx_sse", "websockets", "aiohttp"):
     sys.modules[name] = None  # as if not installed
 sys.path.insert(0, {root!r})
 import asyncio, acp_pydantic as pkg, acp_pydantic.v1 as v1
@@ -184,5 +184,5 @@ asyncio.run(main())
     lines = done.stdout.splitlines()
     assert len(lines) == 3, done.stdout
     assert "pip install" in lines[0] and "'starlette'" in lines[0]
-    assert "pip install 'websockets'" in lines[1]
+    assert "pip install 'aiohttp'" in lines[1]
     assert "pip install" in lines[2] and "httpx" in lines[2] and "'aiohttp'" in lines[2]
