@@ -131,6 +131,7 @@ class Incoming:
         _requests_running: int
         _waiting: collections.Counter[object]
         _wake: asyncio.Event
+        _write_lock: asyncio.Lock
         _started: set[asyncio.Task[None]]
         _paused: bool
         _closing: bool
@@ -385,6 +386,12 @@ class Incoming:
             batch.waiting -= 1
             if not batch.waiting:
                 self._flush(batch)
+            return
+        if not self._write_lock.locked():
+            # nothing is being written: the answer goes out from this task, at once
+            # (written whole before any wait; nothing cancels a request's task once
+            # it has left ``_incoming`` but a close, which cancels a writer's as well)
+            await self._write_quietly(line)
             return
         write = self._spawn(self._write_quietly(line))
         try:

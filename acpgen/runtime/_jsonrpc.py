@@ -65,6 +65,8 @@ from ._frames import (
     Frame,
     Codec,
     _is_id,
+    _id_json,
+    _loads,
 )
 
 _MISSING: Final = object()
@@ -156,7 +158,7 @@ class Rpc:
                         return Request(fast["id"], fast["method"], fast["params"])
                     return Notification(fast["method"], fast["params"])
             try:
-                data = json.loads(frame)
+                data = _loads(frame)
             except (ValueError, RecursionError) as exc:
                 raise FrameError(
                     PARSE_ERROR, "Parse error", str(exc), answer=True
@@ -395,22 +397,14 @@ class Rpc:
         if isinstance(frame, (Request, Notification)):
             head = '{"jsonrpc":"2.0",'
             if isinstance(frame, Request):
-                head += '"id":' + json.dumps(frame.id, ensure_ascii=False) + ","
+                head += '"id":' + _id_json(frame.id) + ","
             head += '"method":' + json.dumps(frame.method) + ',"params":'
             body = frame.params
         elif isinstance(frame, Response):
-            head = (
-                '{"jsonrpc":"2.0","id":'
-                + json.dumps(frame.id, ensure_ascii=False)
-                + ',"result":'
-            )
+            head = '{"jsonrpc":"2.0","id":' + _id_json(frame.id) + ',"result":'
             body = frame.result
         elif isinstance(frame, ErrorResponse):
-            head = (
-                '{"jsonrpc":"2.0","id":'
-                + json.dumps(frame.id, ensure_ascii=False)
-                + ',"error":'
-            )
+            head = '{"jsonrpc":"2.0","id":' + _id_json(frame.id) + ',"error":'
             body = frame.error
         else:
             raise TypeError(f"cannot encode {type(frame).__name__}")

@@ -155,12 +155,14 @@ class AcpServer:
     def routes(self, path: str | None = None) -> list[Any]:
         """Starlette routes serving the endpoint at ``path`` (default: the options')."""
         routing = need("starlette.routing", "server")
+        from ._websocket import WebSocketApp
+
         where = path or self.options.path or "/acp"
         return [
             routing.Route(
                 where, self._http_endpoint, methods=["GET", "POST", "DELETE"]
             ),
-            routing.WebSocketRoute(where, self._websocket_endpoint),
+            routing.WebSocketRoute(where, WebSocketApp(self)),
         ]
 
     def app(self) -> Any:
@@ -190,11 +192,6 @@ class AcpServer:
         except Exception:  # noqa: BLE001 - one line to the peer, the trace to the log
             log.exception("%s %s failed", request.method, request.url.path)
             return responses.PlainTextResponse("internal server error\n", 500)
-
-    async def _websocket_endpoint(self, websocket: Any) -> None:
-        from ._websocket import serve_websocket
-
-        await serve_websocket(self, websocket)
 
 
 def asgi_app(

@@ -29,16 +29,20 @@ def _closed(code: int | None, reason: str | None) -> ChannelClosed:
 
 
 class ServerWebSocketChannel:
-    """A Starlette WebSocket, accepted, as a channel."""
+    """A WebSocket, accepted, as a channel: the messages go straight through the ASGI
+    ``receive`` and ``send`` (the Starlette ``websocket`` over them did the handshake,
+    and closes it)."""
 
-    def __init__(self, websocket: Any, max_size: int) -> None:
+    def __init__(self, websocket: Any, max_size: int, receive: Any, send: Any) -> None:
         self.websocket = websocket
         self.max_size = max_size
         self._closed = False
+        self._receive = receive
+        self._send = send
 
     async def receive(self) -> bytes | None:
         while True:
-            message = await self.websocket.receive()
+            message = await self._receive()
             kind = message["type"]
             if kind == "websocket.disconnect":
                 self._closed = True
@@ -46,6 +50,8 @@ class ServerWebSocketChannel:
                 if code in (1000, 1001, 1005):
                     return None
                 raise _closed(code, message.get("reason"))
+            if kind != "websocket.receive":
+                raise ChannelClosed(f"an unexpected ASGI message: {kind!r}")
             text = message.get("text")
             if text is None:
                 log.info("a binary WebSocket frame ignored (ACP is in text frames)")
@@ -60,9 +66,7 @@ class ServerWebSocketChannel:
         if self._closed:
             raise ChannelClosed("the WebSocket is closed")
         try:
-            await self.websocket.send(
-                {"type": "websocket.send", "text": message.decode()}
-            )
+            await self._send({"type": "websocket.send", "text": message.decode()})
         except Exception as exc:  # noqa: BLE001 - the server's own error types vary
             self._closed = True
             raise ChannelClosed(f"sending on the WebSocket failed: {exc!r}") from exc
@@ -80,10 +84,14 @@ class ServerWebSocketChannel:
         await self._close(1000)
 
 
-async def serve_websocket(server: AcpServer, websocket: Any) -> None:
-    """Admit a WebSocket (Host, Origin, the authentication hook: refused with its HTTP
-    status where the server allows, else closed with 1008), accept it with its
-    connection id, and serve a connection over it until it closes."""
+async def serve_websocket(
+    server: AcpServer, scope: Any, receive: Any, send: Any
+) -> None:
+    """The ASGI app of the endpoint's WebSocket: admit it (Host, Origin, the
+    authentication hook: refused with its HTTP status where the server allows, else
+    closed with 1008), accept it with its connection id, and serve a connection over it
+    until it closes."""
+    websocket = need("starlette.websockets", "server").WebSocket(scope, receive, send)
     headers = {k.lower(): v for k, v in websocket.headers.items()}
     try:
         principal = await server.admit(headers)
@@ -92,13 +100,25 @@ async def serve_websocket(server: AcpServer, websocket: Any) -> None:
         return
     cid = new_id()
     await websocket.accept(headers=[(CONNECTION_ID.encode(), cid.encode())])
-    channel = ServerWebSocketChannel(websocket, server.options.max_body)
+    channel = ServerWebSocketChannel(websocket, server.options.max_body, receive, send)
     served = server.open(channel, principal, "ws", cid)
     served.streams += 1
     try:
         await served.conn.wait_closed()
     finally:
         served.streams -= 1
+
+
+class WebSocketApp:
+    """The endpoint's WebSocket as an ASGI app (:func:`serve_websocket`): an ASGI app,
+    not a Starlette endpoint function, so that the messages skip Starlette's
+    per-message wrappers."""
+
+    def __init__(self, server: AcpServer) -> None:
+        self.server = server
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await serve_websocket(self.server, scope, receive, send)
 
 
 async def _deny(websocket: Any, refused: Refused) -> None:

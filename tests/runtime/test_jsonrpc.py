@@ -96,6 +96,38 @@ def test_responses_are_typed_by_the_request_they_answer(m: ModuleType) -> None:
     assert m.RPC.to_json(err) == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32099, "message": "custom", "data": [1]}}
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"jsonrpc":"2.0","id":1,"result":{}}',
+        b' {"jsonrpc":"2.0","id":1,"result":{}} \r\n',
+        b'\xef\xbb\xbf{"jsonrpc":"2.0","id":1,"result":{}}',
+        '{"jsonrpc":"2.0","id":1,"result":{}}'.encode("utf-16"),
+        '{"jsonrpc":"2.0","id":1,"result":{}}'.encode("utf-32-le"),
+        b'{"jsonrpc":"2.0","id":"\xed\xa0\x80","result":{}}',
+        b'{"jsonrpc":"2.0","id":1,"result":{}} x',
+        b'{"jsonrpc":"2.0","id":1,"result":{}',
+        b"\xff",
+        b"",
+    ],
+)
+def test_a_frame_is_read_as_json_loads_reads_it(m: ModuleType, raw: bytes) -> None:
+    """The frame reader's shortcut for plain UTF-8 frames reads every frame as
+    ``json.loads`` does: the same value, the same error (BOMs, UTF-16 and UTF-32, a
+    surrogate, text after the value, a broken or empty frame)."""
+    package = sys.modules[m.__package__]
+    try:
+        expected: Any = ("ok", json.loads(raw))
+    except ValueError as exc:
+        expected = ("error", str(exc))
+    try:
+        got: Any = ("ok", m.RPC.parse(raw, method_of=lambda i: None).id)
+        expected = ("ok", expected[1]["id"]) if expected[0] == "ok" else expected
+    except package.FrameError as exc:
+        got = ("error", exc.data)
+    assert got == expected
+
+
 def test_whole_numbers_stay_whole(m: ModuleType) -> None:
     frame = m.RPC.parse({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": 1, "ratio": 2}}, method_of=lambda i: "initialize")
     assert b'"ratio":2}' in m.RPC.encode(frame) or b'"ratio":2,' in m.RPC.encode(frame)
