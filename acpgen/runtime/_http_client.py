@@ -31,8 +31,10 @@ request answered with another status (``413`` for a body over the server's limit
 fails that request only: it gets an error response (-32603, the status and the server's
 line in its message, ``{"status", "body"}`` as its data). A notification or a response
 refused closes the connection (its loss would leave the peers out of step). A session's
-stream ending is not a close: it is opened again before the next message about that
-session.
+stream ending or failing is not a close: it is opened again (an answer about the
+session may wait on it), at once, then after a pause that doubles up to ``REOPEN_MAX``
+s while it keeps ending without an event; refused with a status saying the connection is
+gone, it closes the connection.
 
 :meth:`HttpClientChannel.aclose` sends ``DELETE`` (best effort, 2 s at most), ends the
 streams and closes the clients. Cookies the server sets are kept for the connection's
@@ -81,6 +83,10 @@ BODY_KEPT: Final = 8192
 POST_TIMEOUT: Final = 60.0
 #: seconds ``aclose`` gives the ``DELETE``
 DELETE_TIMEOUT: Final = 2.0
+#: seconds before a session's stream that keeps ending is opened again (the second
+#: time; then twice as long each time, up to REOPEN_MAX)
+REOPEN_FIRST: Final = 0.1
+REOPEN_MAX: Final = 5.0
 
 
 def _line(text: str) -> str:
@@ -128,6 +134,8 @@ class HttpClientChannel:
         #: the ids of the server's requests that came on a session's stream
         self._asked: dict[tuple[str, Any], str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        #: how many times each session's stream was opened again since it last carried
+        self._retries: dict[str, int] = {}
 
     # -- receiving -------------------------------------------------------------------
     @property
@@ -314,10 +322,14 @@ class HttpClientChannel:
                     data = event.encode("utf-8", "surrogatepass")
                     self._look(data, session)
                     await self._push(data)
+                    if session is not None:  # it carries: a break starts over
+                        self._retries.pop(session, None)
                     if self._ended:
                         return
             if session is None:
                 self._end(f"the server ended {where}")
+            else:
+                self._reopen(session)
         except asyncio.CancelledError:
             if not opened.done():
                 opened.set_exception(ChannelClosed(f"{where} was closed"))
@@ -327,13 +339,47 @@ class HttpClientChannel:
             failure: Exception = exc
             if not isinstance(exc, (_Refused, ChannelClosed)):
                 failure = ChannelClosed(f"{where} failed: {exc!r}")
-            if not opened.done():  # whoever opens it is told (retrieved here too)
+            was_open = opened.done()
+            if not was_open:  # whoever opens it is told (retrieved here too)
                 opened.set_exception(failure)
                 opened.exception()
             elif session is None:
                 self._end(f"{where} failed: {exc}")
             if session is not None and not self._closing:
                 log.warning("%s failed: %s", where, exc)
+                if was_open:
+                    self._reopen(session)
+
+    def _reopen(self, session: str) -> None:
+        """A session's stream ended while the connection goes on: open it again, since
+        the answer to a request about the session (a prompt's) may be waiting on it and
+        nothing else may come to open it. At once the first time, then after a pause
+        that doubles (up to REOPEN_MAX s) while it keeps ending without an event; a
+        refusal saying the connection is gone closes the connection."""
+        if self._ended or self._closing:
+            return
+        tries = self._retries.get(session, 0)
+        self._retries[session] = tries + 1
+        delay = 0.0 if tries == 0 else min(REOPEN_FIRST * 2 ** (tries - 1), REOPEN_MAX)
+
+        async def again() -> None:
+            await asyncio.sleep(delay)
+            try:
+                await self._open(session)
+            except _Refused as refused:
+                if refused.status in GONE:
+                    self._end(
+                        f"session {session}'s event stream was refused: {refused}"
+                    )
+                else:
+                    self._reopen(session)
+            except ChannelClosed:
+                self._reopen(session)  # (nothing when the connection is closing)
+
+        task = asyncio.get_running_loop().create_task(again())
+        task.add_done_callback(_retrieve)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _look(self, data: bytes, session: str | None) -> None:
         """Note a request of the server's that came on a session's stream (its answer

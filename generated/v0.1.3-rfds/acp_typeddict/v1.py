@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 40b480ef4f523a0ef68463a2116555d70c56d06706fa2fd45149773738518e04
+# input-hash: 54a0627c0fc269b35b94c7a537fb52b05dcab24577a85636573d170342d3ab8c
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias, cast

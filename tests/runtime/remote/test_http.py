@@ -509,3 +509,94 @@ def test_a_post_never_answered_closes_the_connection_instead_of_waiting(v1: Modu
             await conn.close()
 
     run(main())
+
+
+class CutSessionStream:
+    """An ASGI app in front of ``app`` that breaks the first session stream once it has
+    carried ``after`` events (its next send fails: the subscriber is gone, as when a
+    proxy drops one long-lived response); the connection and everything else go on."""
+
+    def __init__(self, app: Any, after: int) -> None:
+        self.app = app
+        self.after = after
+        self.cut = asyncio.Event()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        names = {k.lower() for k, _ in scope.get("headers", [])}
+        if self.cut.is_set() or scope["type"] != "http" or scope["method"] != "GET" or b"acp-session-id" not in names:
+            await self.app(scope, receive, send)
+            return
+        events = 0
+
+        async def sending(message: Any) -> None:
+            nonlocal events
+            if message["type"] == "http.response.body" and b"data:" in message.get("body", b""):
+                events += 1
+                if events > self.after:
+                    self.cut.set()
+                    raise OSError("the stream was cut")
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+
+def test_a_session_stream_cut_mid_prompt_is_opened_again_and_the_answer_arrives(v1: ModuleType) -> None:
+    """The session's stream breaks mid-prompt while the connection goes on, and nothing
+    else about the session is sent: the client opens that stream again by itself, and
+    the rest of the turn and its answer come on it (the event being written as it broke
+    is lost: the RFD's first version replays nothing), instead of the prompt waiting
+    forever."""
+
+    async def main() -> None:
+        record = Record()
+        app = app_for(v1, record)
+        cutting = CutSessionStream(app, after=2)
+        async with served(cutting) as base:
+            client = client_class(v1)()
+            conn, agent = await start(v1, base + "/acp", client)
+            sid = (await agent.session_new(new_session(v1))).session_id
+            result = await asyncio.wait_for(agent.session_prompt(prompt(v1, sid, "count 30")), 10)
+            assert cutting.cut.is_set()
+            assert result.stop_reason == "end_turn"
+            got = client.chunks[sid]
+            expected = [f"{i} " for i in range(30)]
+            assert len(got) >= 29 and all(chunk in expected for chunk in got)
+            assert got == sorted(got, key=expected.index)  # in order, one at most lost
+            await conn.close()
+
+    run(main(), 30)
+
+
+def test_a_session_stream_that_keeps_ending_is_opened_again_with_growing_pauses(v1: ModuleType) -> None:
+    """A server (or a proxy) that ends every session stream at once: the client opens it
+    again after pauses that double, not in a tight loop; once the server says the
+    connection is gone (404), the connection closes."""
+
+    async def main() -> None:
+        record = Record()
+        app = app_for(v1, record)
+        gets: list[float] = []
+        gone = asyncio.Event()
+
+        async def ending(scope: Any, receive: Any, send: Any) -> None:
+            names = {k.lower() for k, _ in scope.get("headers", [])}
+            if scope["type"] == "http" and scope["method"] == "GET" and b"acp-session-id" in names:
+                gets.append(asyncio.get_running_loop().time())
+                status = 404 if gone.is_set() else 200
+                await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/event-stream")]})
+                await send({"type": "http.response.body", "body": b""})
+                return
+            await app(scope, receive, send)
+
+        async with served(ending) as base:
+            conn, agent = await start(v1, base + "/acp", client_class(v1)())
+            await agent.session_new(new_session(v1))
+            await asyncio.sleep(1.6)
+            assert 3 <= len(gets) <= 8, gets  # 0, 0.1, 0.2, 0.4, 0.8 s apart
+            pauses = [b - a for a, b in zip(gets[1:], gets[2:])]
+            assert all(later > earlier for earlier, later in zip(pauses, pauses[1:])), pauses
+            gone.set()
+            await asyncio.wait_for(conn.closed, 10)
+            assert "404" in (conn.close_reason or "")
+
+    run(main(), 30)
