@@ -100,16 +100,20 @@ async def _plain(scope: Any, receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"not events"})
 
 
+def wire_of(library: str) -> Any:
+    """The wire over HTTP/1.1 (aiohttp) or HTTP/2 (httpx)."""
+    if library == "aiohttp":
+        return AiohttpWire(5.0, 5.0)
+    import httpx
+
+    return HttpxWire(lambda: httpx.AsyncClient(http1=False, http2=True), None)
+
+
 @pytest.mark.parametrize("library", ["aiohttp", "httpx"])
 def test_a_stream_answered_with_another_content_type_fails_saying_so(library: str) -> None:
     async def main() -> None:
         async with served(_plain, http2=library == "httpx") as base:
-            if library == "aiohttp":
-                wire: Any = AiohttpWire(5.0, 5.0)
-            else:
-                import httpx
-
-                wire = HttpxWire(lambda: httpx.AsyncClient(http1=False, http2=True), None)
+            wire = wire_of(library)
             try:
                 with pytest.raises(Exception, match="text/event-stream"):
                     async with wire.stream(base + "/acp", {}, None) as stream:
@@ -131,12 +135,7 @@ def test_a_stream_refused_gives_its_status_and_body(library: str) -> None:
 
     async def main() -> None:
         async with served(refuse, http2=library == "httpx") as base:
-            if library == "aiohttp":
-                wire: Any = AiohttpWire(5.0, 5.0)
-            else:
-                import httpx
-
-                wire = HttpxWire(lambda: httpx.AsyncClient(http1=False, http2=True), None)
+            wire = wire_of(library)
             try:
                 async with wire.stream(base + "/acp", {}, "s1") as stream:
                     assert stream.answer.status == 404
