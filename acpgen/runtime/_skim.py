@@ -103,7 +103,7 @@ def _members_of_tail(tail: bytes) -> dict[str, Any]:
             values.setdefault(m.group(1).decode(), json.loads(m.group(2)))
         except ValueError:
             return values
-        rest = rest[: m.start() + 1].rstrip()
+        rest = rest[: m.start() + 1]  # it ends with the "," or "{" before the member
         if rest.endswith(b"{"):
             return values
         rest = rest[:-1]
