@@ -88,6 +88,12 @@ class Refused(Exception):
         self.reason = reason
 
 
+def ws_closed(code: int | None, reason: str | None) -> ChannelClosed:
+    """Why a WebSocket connection ended: its close code and reason (either side)."""
+    why = f": {reason}" if reason else ""
+    return ChannelClosed(f"the WebSocket closed with code {code}{why}")
+
+
 class RefusedError(ChannelClosed):
     """The server refused to open a connection: ``status`` is its HTTP status (401 for
     credentials, 403 for the Origin, 421 for the Host...), ``reason`` its one line.

@@ -15,17 +15,12 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ._channel import ChannelClosed
-from ._remote import CONNECTION_ID, MAX_BODY, Refused, need, new_id
+from ._remote import CONNECTION_ID, MAX_BODY, Refused, need, new_id, ws_closed
 
 if TYPE_CHECKING:
     from ._remote_server import AcpServer
 
 log = logging.getLogger(__name__)
-
-
-def _closed(code: int | None, reason: str | None) -> ChannelClosed:
-    why = f": {reason}" if reason else ""
-    return ChannelClosed(f"the WebSocket closed with code {code}{why}")
 
 
 class ServerWebSocketChannel:
@@ -49,7 +44,7 @@ class ServerWebSocketChannel:
                 code = message.get("code", 1000)
                 if code in (1000, 1001, 1005):
                     return None
-                raise _closed(code, message.get("reason"))
+                raise ws_closed(code, message.get("reason"))
             if kind != "websocket.receive":
                 raise ChannelClosed(f"an unexpected ASGI message: {kind!r}")
             text = message.get("text")
@@ -59,7 +54,7 @@ class ServerWebSocketChannel:
             data: bytes = str(text).encode("utf-8", "surrogatepass")
             if len(data) > self.max_size:
                 await self._close(1009, "message too big")
-                raise _closed(1009, f"a message of {len(data)} bytes, over the limit")
+                raise ws_closed(1009, f"a message of {len(data)} bytes, over the limit")
             return data
 
     async def send(self, message: bytes) -> None:

@@ -22,7 +22,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ._channel import ChannelClosed
-from ._remote import CONNECTION_ID, MAX_BODY, RefusedError, need
+from ._remote import CONNECTION_ID, MAX_BODY, RefusedError, need, ws_closed
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -57,7 +57,7 @@ class ClientWebSocketChannel:
                 continue
             if kind is kinds.ERROR:
                 code = self.ws.close_code or 1006
-                raise _closed(code, f"{message.data}")
+                raise ws_closed(code, f"{message.data}")
             # CLOSE (its code in data, its reason in extra), CLOSING or CLOSED
             code = self.ws.close_code
             if kind is kinds.CLOSE:
@@ -65,7 +65,7 @@ class ClientWebSocketChannel:
             if code in _NORMAL:
                 return None
             reason = message.extra if kind is kinds.CLOSE else ""
-            raise _closed(code or 1006, reason or "the connection was lost")
+            raise ws_closed(code or 1006, reason or "the connection was lost")
 
     async def send(self, message: bytes) -> None:
         if self.ws.closed:
@@ -82,11 +82,6 @@ class ClientWebSocketChannel:
             pass
         finally:
             await self.session.close()
-
-
-def _closed(code: int, reason: str) -> ChannelClosed:
-    why = f": {reason}" if reason else ""
-    return ChannelClosed(f"the WebSocket closed with code {code}{why}")
 
 
 async def connect_websocket(

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 86c12502348dd14696fa2e6805c4d7e01aee13086bc018bb43fd29eb206e5a71
+# input-hash: a1803144e67432bdc1e5d3c07fb26d7aa72651c6bf12c00a1c4ee64757e40d18
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations
