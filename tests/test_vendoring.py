@@ -42,7 +42,7 @@ def test_vendored_package_sits_at_its_import_path(tmp_path: Path, style: str) ->
     result = build(src, style)
     assert result.exit_code == 0, result.output
     package = src / "myagent" / "_vendor" / "acp"
-    runtime = ["_alternatives", "_channel", "_connection", "_frames", "_http_client", "_http_server", "_http_wire", "_incoming", "_jsonrpc", "_lines", "_remote", "_remote_client", "_remote_server", "_router", "_runtime", "_session_state", "_sessions", "_skim", "_telemetry", "_tool_calls", "_transports", "_versions", "_websocket", "_ws_client"]
+    runtime = ["_alternatives", "_channel", "_connection", "_frames", "_http_client", "_http_server", "_http_wire", "_curl_wire", "_incoming", "_jsonrpc", "_lines", "_remote", "_remote_client", "_remote_server", "_router", "_runtime", "_session_state", "_sessions", "_skim", "_telemetry", "_tool_calls", "_transports", "_versions", "_websocket", "_ws_client"]
     runtime += ["_codec", "_unions"] if style == "pydantic" else []
     runtime += ["_dataclass_specs"] if style == "dataclasses" else []
     assert sorted(p.name for p in package.iterdir()) == sorted(

@@ -107,7 +107,7 @@ LAZY = (
     ("_versions", ("UNSUPPORTED_PROTOCOL_VERSION", "UnsupportedProtocolVersionError", "Versions")),
     ("_channel", ("Channel", "ChannelClosed", "memory_pair")),
     ("_remote", ("RefusedError", "RemoteDependencyError", "Security", "bearer")),
-    ("_remote_server", ("run_server",)),
+    ("_remote_server", ("mend_hypercorn_h2", "run_server")),
     ("_remote_client", ("RemoteInfo", "Reconnected", "SessionLoadUnsupportedError", "reconnect")),
 )
 LAZY_NAMES = tuple(n for _, names in LAZY for n in names)

@@ -48,6 +48,7 @@ SHARED = (
     "_remote_client.py",
     "_websocket.py",
     "_ws_client.py",
+    "_curl_wire.py",
     "_http_server.py",
     "_http_client.py",
     "_http_wire.py",

@@ -1,6 +1,6 @@
 """ACP over Streamable HTTP, the client side (the transport RFD), as a
 :class:`~._channel.Channel` under the one connection core (:func:`connect_http`). Its
-requests go through ``aiohttp`` over HTTP/1.1 and ``httpx`` (with ``h2``) over HTTP/2,
+requests go through ``aiohttp`` over HTTP/1.1 and libcurl (``curl_cffi``) over HTTP/2,
 its events are decoded by ``httpx-sse`` (see :mod:`._http_wire`).
 
 * The first message sent must be ``initialize`` (a request sent before it fails with an
@@ -42,8 +42,8 @@ requests (and streams) and shown in ``conn.remote.cookies``; ``headers`` go on e
 request.
 
 ``http2`` speaks HTTP/2 (with prior knowledge on ``http://``: the server must speak it,
-as Hypercorn does; ALPN on ``https://``). Each session's stream then runs on an HTTP/2
-connection of its own (see :mod:`._http_wire`).
+as Hypercorn does; ALPN on ``https://``). The requests and streams then share one HTTP/2
+connection (see :mod:`._http_wire`).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable, Final, Mapping
 
 from ._channel import ChannelClosed, Mailbox
-from ._http_wire import AiohttpWire, HttpxWire, Wire, cookie_header, take_cookies
+from ._http_wire import AiohttpWire, Wire, cookie_header, take_cookies
 from ._remote import (
     CONNECTION_ID,
     SESSION_ID,
@@ -467,32 +467,22 @@ async def connect_http(
     Nothing is sent until the first request, which must be ``initialize``;
     ``conn.remote`` (a :class:`~._remote_client.RemoteInfo`) has the connection's id once
     it is answered, and the cookies the server set."""
-    httpx = need("httpx", "http")
-    need("httpx_sse", "http")
-    if not http2:
-        need("aiohttp", "http")
+    part = "http2-client" if http2 else "http"
+    need("httpx_sse", part)
+    need("curl_cffi" if http2 else "aiohttp", part)
     from ._transports import check_options
     from ._remote_client import RemoteInfo
 
     check_options(options)
     if max_queued < 1 or post_timeout <= 0:
         raise ValueError("max_queued must be >= 1 and post_timeout > 0")
-    secure = url.lower().startswith("https:")
-
-    def make() -> Any:
-        return httpx.AsyncClient(  # headers and cookies: see HttpClientChannel
-            http1=secure,
-            http2=True,
-            timeout=httpx.Timeout(open_timeout, read=None, pool=None),
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
-            trust_env=False,
-        )
-
     info = RemoteInfo(url, "", dict(headers or {}), dict(cookies or {}))
     wire: Wire
     if http2:
-        timeout = httpx.Timeout(open_timeout, read=post_timeout, pool=None)
-        wire = HttpxWire(make, timeout)
+        from ._curl_wire import CurlWire
+
+        secure = url.lower().startswith("https:")
+        wire = CurlWire(open_timeout, post_timeout, secure)
     else:
         wire = AiohttpWire(open_timeout, post_timeout)
     channel = HttpClientChannel(wire, url, info, max_queued)

@@ -6,13 +6,13 @@
   an event read are most of what a small request costs on this transport. One
   keep-alive connection carries the ``POST`` requests (one at a time); each stream
   holds a connection of its own.
-* Over HTTP/2: ``httpx`` with ``h2``, the client that speaks it (aiohttp does not). Each
-  session's stream has a client (a TCP connection) of its own: httpcore reads an
-  HTTP/2 connection under one lock taken in turn, so with two streams waiting on one
-  connection the answer to a ``POST`` could wait for the next event of a stream (up to a
-  keepalive, 15 s). The ``POST`` requests and the connection's stream share one.
+* Over HTTP/2: libcurl, through ``curl_cffi`` (:mod:`._curl_wire`; aiohttp does not
+  speak HTTP/2). Its requests cost about a third of httpx+h2's; the requests and
+  streams of every connection of a process to a server share one HTTP/2 connection, and
+  a stream whose reader falls behind is paused, so that flow control holds the server
+  back.
 
-The events are decoded by httpx-sse's decoder in both cases (aiohttp has none).
+The events are decoded by httpx-sse's decoder in both cases.
 
 Cookies are kept by the channel, not by the libraries (each request names them in a
 ``Cookie`` header, and :func:`take_cookies` reads the ``Set-Cookie`` headers of each
@@ -31,7 +31,6 @@ from http.cookies import CookieError, SimpleCookie
 from typing import (
     Any,
     AsyncIterator,
-    Callable,
     Iterable,
     Mapping,
     MutableMapping,
@@ -197,67 +196,6 @@ async def _none() -> AsyncIterator[str]:
     yield  # an async generator that gives nothing
 
 
-class HttpxWire:
-    """The requests over HTTP/2 (or whatever ``make()``'s ``httpx.AsyncClient``
-    speaks), with ``timeout`` (an ``httpx.Timeout``) on each ``POST``; each session's
-    stream through a client of its own (see the module's docstring)."""
-
-    def __init__(self, make: Callable[[], Any], timeout: Any) -> None:
-        self.make = make
-        self.client = make()
-        self.failures: tuple[type[BaseException], ...] = (
-            need("httpx", "http").HTTPError,
-            need("httpx_sse", "http").SSEError,
-        )
-        self._timeout = timeout
-        self._session_clients: dict[str, Any] = {}
-
-    async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> Answer:
-        response = await self.client.post(
-            url, content=body, headers=headers, timeout=self._timeout
-        )
-        return _httpx_answer(response, response.content)
-
-    async def delete(self, url: str, headers: Mapping[str, str]) -> None:
-        await self.client.delete(url, headers=headers)
-
-    @asynccontextmanager
-    async def stream(
-        self, url: str, headers: Mapping[str, str], session: str | None
-    ) -> AsyncIterator[EventStream]:
-        client = self.client
-        if session is not None:
-            client = self._session_clients.get(session)
-            if client is None:
-                client = self._session_clients[session] = self.make()
-        sse = need("httpx_sse", "http")
-        async with sse.aconnect_sse(
-            client, "GET", url, headers=dict(headers)
-        ) as source:
-            response = source.response
-            if response.status_code != 200:
-                body = await response.aread()
-                yield EventStream(_httpx_answer(response, body), _none())
-                return
-            events = (e.data async for e in source.aiter_sse() if e.data)
-            yield EventStream(_httpx_answer(response, b""), events)
-
-    async def aclose(self) -> None:
-        for client in (self.client, *self._session_clients.values()):
-            if not client.is_closed:
-                await client.aclose()
-
-    @property
-    def closed(self) -> bool:
-        clients = (self.client, *self._session_clients.values())
-        return all(client.is_closed for client in clients)
-
-
-def _httpx_answer(response: Any, body: bytes) -> Answer:
-    cookies = tuple(response.headers.get_list("set-cookie"))
-    return Answer(response.status_code, response.headers, body, cookies)
-
-
 def take_cookies(
     jar: MutableMapping[str, str], url: str, set_cookies: Iterable[str]
 ) -> None:
@@ -309,7 +247,6 @@ __all__ = [
     "AiohttpWire",
     "Answer",
     "EventStream",
-    "HttpxWire",
     "Wire",
     "cookie_header",
     "take_cookies",

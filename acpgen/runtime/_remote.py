@@ -5,7 +5,7 @@ authentication hook, and the clear error for a missing optional dependency.
 
 The remote transports themselves (``_remote_server.py``, ``_remote_client.py`` and the
 modules they use) import their libraries (Starlette, uvicorn or Hypercorn,
-sse-starlette, httpx, httpx-sse, aiohttp, websockets) only when a remote connection is made or
+sse-starlette, httpx-sse, aiohttp, curl_cffi, websockets) only when a remote connection is made or
 served: a package without them imports and serves stdio as before.
 """
 
@@ -44,19 +44,20 @@ MAX_STREAMS: Final = 64
 _INSTALL: Final = {
     "server": ("starlette", "uvicorn", "sse_starlette", "websockets"),
     "http2": ("hypercorn",),
-    "http": ("httpx", "httpx_sse", "sniffio", "aiohttp"),
+    "http": ("httpx", "httpx_sse", "aiohttp"),
     "ws": ("aiohttp",),
+    "http2-client": ("httpx", "httpx_sse", "curl_cffi"),
 }
 _PIP: Final = {
     "starlette": "starlette",
     "uvicorn": "uvicorn",
     "sse_starlette": "sse-starlette",
     "hypercorn": "hypercorn",
-    "httpx": "httpx[http2]",
+    "httpx": "httpx",
     "httpx_sse": "httpx-sse",
-    "sniffio": "sniffio",
     "aiohttp": "aiohttp",
     "websockets": "websockets",
+    "curl_cffi": "curl_cffi",
 }
 
 

@@ -281,6 +281,36 @@ def _quiet_denials() -> None:
         errors.addFilter(_Denials())
 
 
+def mend_hypercorn_h2() -> None:
+    """Bound what Hypercorn's HTTP/2 holds for a stream whose client stops reading.
+
+    Hypercorn (0.17, 0.18) lets the app's writer of a stream go on each time the stream
+    is polled for data, even when the client's flow-control window is 0 and nothing was
+    sent: a client that stops reading a stream (a slow one, or a hostile one) makes the
+    server take every message the agent writes into memory. With this, the writer goes
+    on only once the stream's buffer has drained under its low-water mark (the fix
+    Hypercorn's fork anycorn made). :func:`run_server` applies it; call it before
+    serving ``RPC.asgi_app`` under Hypercorn yourself."""
+    h2 = need("hypercorn.protocol.h2", "http2")
+    stream_buffer = h2.StreamBuffer
+    if getattr(stream_buffer.pop, "mended", False):
+        return
+    low_water = h2.BUFFER_LOW_WATER
+
+    async def pop(self: Any, max_length: int) -> bytes:
+        length = min(len(self.buffer), max_length)
+        data = bytes(self.buffer[:length])
+        del self.buffer[:length]
+        if len(self.buffer) < low_water:  # drained, not merely polled
+            await self._paused.set()
+        if not self.buffer:
+            await self._is_empty.set()
+        return data
+
+    pop.mended = True  # type: ignore[attr-defined]
+    stream_buffer.pop = pop
+
+
 async def _run_hypercorn(
     app: Any,
     host: str,
@@ -293,6 +323,7 @@ async def _run_hypercorn(
 
     config_mod = need("hypercorn.config", "http2")
     asyncio_mod = need("hypercorn.asyncio", "http2")
+    mend_hypercorn_h2()
     config = config_mod.Config()
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

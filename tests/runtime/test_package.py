@@ -42,7 +42,7 @@ def test_the_header_hash_follows_the_runtime_source(monkeypatch: pytest.MonkeyPa
 
 def test_the_runtime_modules_are_importable_as_source() -> None:
     """Type-checked by make typecheck and imported here as acpgen's own modules."""
-    for name in ("_jsonrpc", "_frames", "_router", "_connection", "_incoming", "_lines", "_channel", "_remote", "_remote_server", "_remote_client", "_websocket", "_ws_client", "_http_server", "_http_client", "_http_wire", "_transports", "_skim", "_telemetry", "_session_state", "_sessions", "_tool_calls", "_versions", "_alternatives", "_runtime_pydantic", "_codec_pydantic", "_unions_pydantic", "_runtime_dataclasses", "_dataclass_specs", "_runtime_typeddict"):
+    for name in ("_jsonrpc", "_frames", "_router", "_connection", "_incoming", "_lines", "_channel", "_remote", "_remote_server", "_remote_client", "_websocket", "_ws_client", "_http_server", "_http_client", "_http_wire", "_curl_wire", "_transports", "_skim", "_telemetry", "_session_state", "_sessions", "_tool_calls", "_versions", "_alternatives", "_runtime_pydantic", "_codec_pydantic", "_unions_pydantic", "_runtime_dataclasses", "_dataclass_specs", "_runtime_typeddict"):
         importlib.import_module(f"acpgen.runtime.{name}")
 
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     )
     from ._channel import Channel, ChannelClosed, memory_pair
     from ._remote import RefusedError, RemoteDependencyError, Security, bearer
-    from ._remote_server import run_server
+    from ._remote_server import mend_hypercorn_h2, run_server
     from ._remote_client import (
         RemoteInfo,
         Reconnected,
@@ -110,7 +110,10 @@ def __getattr__(name: str) -> Any:
         from . import _remote
 
         return getattr(_remote, name)
-    if name == "run_server":
+    if name in (
+        "mend_hypercorn_h2",
+        "run_server",
+    ):
         from . import _remote_server
 
         return getattr(_remote_server, name)
@@ -174,6 +177,7 @@ __all__ = [
     "bearer",
     "current_request",
     "memory_pair",
+    "mend_hypercorn_h2",
     "permission_options",
     "reconnect",
     "run_server",

@@ -38,6 +38,7 @@ class Record:
         self.turn_started = asyncio.Event()
         self.received_sizes: list[int] = []
         self.agents: list[Any] = []
+        self.said = 0
 
 
 def agent_class(v1: ModuleType, record: Record) -> Any:
@@ -45,7 +46,8 @@ def agent_class(v1: ModuleType, record: Record) -> Any:
 
     ``count N``: N agent message chunks "0 ", "1 "... then end_turn; ``ask``: a
     permission request, then a chunk naming the option chosen; ``big N``: one chunk of N
-    bytes (and the size of the prompt received is recorded); ``tell S``: a chunk about
+    bytes (and the size of the prompt received is recorded); ``bulk N S``: N chunks of S
+    bytes (``record.said`` counts those sent); ``tell S``: a chunk about
     session S; ``wait``: sleeps until
     cancelled (stop reason "cancelled"); ``hang`` in initialize's client name: never
     answers initialize."""
@@ -106,6 +108,11 @@ def agent_class(v1: ModuleType, record: Record) -> Any:
                     await self.say(sid, f"chose {answer.outcome.option_id}")
                 elif command == "big":
                     await self.say(sid, "x" * int(arg.split(" ")[0]))
+                elif command == "bulk":
+                    count, size = map(int, arg.split(" ")[:2])
+                    for _ in range(count):
+                        await self.say(sid, "x" * size)
+                        record.said += 1
                 elif command == "tell":  # about a session the client never named
                     await self.say(arg, "psst")
                 elif command == "wait":

@@ -219,6 +219,31 @@ def test_slow_consumer_bounded_ordered_nothing_dropped(v1: ModuleType, http2: bo
     run(main(), timeout=90)
 
 
+@pytest.mark.parametrize("http2", [False, True], ids=["http1.1", "http2"])
+def test_a_client_that_stops_reading_holds_the_server_back(v1: ModuleType, http2: bool) -> None:
+    """The agent sends 2,000 updates of 32 KiB (64 MiB) to a client that handles one
+    every 0.2 s: once the client's bounds are full it stops reading, and the server's
+    sends wait (within a few flow-control windows), instead of the server taking
+    everything into its memory."""
+
+    async def main() -> None:
+        record = Record()
+        app = app_for(v1, record, stream_queue=16)
+        async with served(app, http2=http2) as base:
+            client = client_class(v1)(delay=0.2)
+            conn, agent = await start(v1, base + "/acp", client, max_queued=4, http2=http2)
+            sid = (await agent.session_new(new_session(v1))).session_id
+            turn = asyncio.ensure_future(agent.session_prompt(prompt(v1, sid, "bulk 2000 32768")))
+            await asyncio.sleep(2)
+            said = record.said
+            assert said < 400, said  # 12.5 MiB: the windows and bounds of both ends
+            await agent.session_cancel(v1.CancelNotification(session_id=sid))
+            turn.cancel()
+            await conn.close()
+
+    run(main(), timeout=60)
+
+
 def test_cookies_kept_and_sent_headers_on_every_request(v1: ModuleType) -> None:
     """A cookie the server sets is sent back on every later request and shown in
     conn.remote.cookies; the cookies and headers given go on every request."""

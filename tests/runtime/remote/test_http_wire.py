@@ -15,13 +15,8 @@ from .harness import served
 pytest.importorskip("aiohttp", reason="the Streamable HTTP client needs aiohttp (pip install 'acpgen[remote]')")
 pytest.importorskip("httpx_sse", reason="the Streamable HTTP client needs httpx-sse (pip install 'acpgen[remote]')")
 
-from acpgen.runtime._http_wire import (  # noqa: E402
-    AiohttpWire,
-    HttpxWire,
-    _decoded,
-    cookie_header,
-    take_cookies,
-)
+from acpgen.runtime._curl_wire import CurlWire  # noqa: E402
+from acpgen.runtime._http_wire import AiohttpWire, _decoded, cookie_header, take_cookies  # noqa: E402
 
 URL = "http://balancer.example/acp"
 
@@ -101,18 +96,16 @@ async def _plain(scope: Any, receive: Any, send: Any) -> None:
 
 
 def wire_of(library: str) -> Any:
-    """The wire over HTTP/1.1 (aiohttp) or HTTP/2 (httpx)."""
+    """The wire over HTTP/1.1 (aiohttp) or HTTP/2 (curl)."""
     if library == "aiohttp":
         return AiohttpWire(5.0, 5.0)
-    import httpx
-
-    return HttpxWire(lambda: httpx.AsyncClient(http1=False, http2=True), None)
+    return CurlWire(5.0, 5.0, secure=False)
 
 
-@pytest.mark.parametrize("library", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("library", ["aiohttp", "curl"])
 def test_a_stream_answered_with_another_content_type_fails_saying_so(library: str) -> None:
     async def main() -> None:
-        async with served(_plain, http2=library == "httpx") as base:
+        async with served(_plain, http2=library == "curl") as base:
             wire = wire_of(library)
             try:
                 with pytest.raises(Exception, match="text/event-stream"):
@@ -125,7 +118,7 @@ def test_a_stream_answered_with_another_content_type_fails_saying_so(library: st
     run(main(), 30)
 
 
-@pytest.mark.parametrize("library", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("library", ["aiohttp", "curl"])
 def test_a_stream_refused_gives_its_status_and_body(library: str) -> None:
     async def refuse(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -134,7 +127,7 @@ def test_a_stream_refused_gives_its_status_and_body(library: str) -> None:
         await send({"type": "http.response.body", "body": b"no such connection\n"})
 
     async def main() -> None:
-        async with served(refuse, http2=library == "httpx") as base:
+        async with served(refuse, http2=library == "curl") as base:
             wire = wire_of(library)
             try:
                 async with wire.stream(base + "/acp", {}, "s1") as stream:

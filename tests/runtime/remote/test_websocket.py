@@ -163,13 +163,13 @@ def test_without_the_libraries_the_package_serves_stdio_and_names_what_to_instal
     root = str(tmp_path)
     program = f"""
 import sys
-for name in ("starlette", "uvicorn", "sse_starlette", "hypercorn", "httpx", "httpx_sse", "websockets", "aiohttp"):
+for name in ("starlette", "uvicorn", "sse_starlette", "hypercorn", "httpx", "httpx_sse", "websockets", "aiohttp", "curl_cffi"):
     sys.modules[name] = None  # as if not installed
 sys.path.insert(0, {root!r})
 import asyncio, acp_pydantic as pkg, acp_pydantic.v1 as v1
 async def main():
     conn = await v1.RPC.stdio("agent")
-    for call in (lambda: v1.RPC.asgi_app(lambda c: None), lambda: v1.RPC.connect_url("ws://127.0.0.1:9/acp"), lambda: v1.RPC.connect_url("http://127.0.0.1:9/acp")):
+    for call in (lambda: v1.RPC.asgi_app(lambda c: None), lambda: v1.RPC.connect_url("ws://127.0.0.1:9/acp"), lambda: v1.RPC.connect_url("http://127.0.0.1:9/acp"), lambda: v1.RPC.connect_url("http://127.0.0.1:9/acp", http2=True)):
         try:
             made = call()
             if asyncio.iscoroutine(made):
@@ -182,7 +182,8 @@ asyncio.run(main())
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, input="")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert len(lines) == 3, done.stdout
+    assert len(lines) == 4, done.stdout
     assert "pip install" in lines[0] and "'starlette'" in lines[0]
     assert "pip install 'aiohttp'" in lines[1]
     assert "pip install" in lines[2] and "httpx" in lines[2] and "'aiohttp'" in lines[2]
+    assert "(http2-client)" in lines[3] and "'curl_cffi'" in lines[3]

@@ -1,0 +1,177 @@
+"""The Streamable HTTP client's requests over HTTP/2 (``_curl_wire.py``): a stream read
+slowly is paused and holds the server back, a stream left ends at once, an answer over
+the body limit fails, and the wires of a loop share one curl multi handle."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from ..harness import run
+from .harness import served
+
+pytest.importorskip("curl_cffi", reason="the HTTP/2 client needs curl_cffi (pip install 'acpgen[remote]')")
+pytest.importorskip("httpx_sse", reason="the Streamable HTTP client needs httpx-sse (pip install 'acpgen[remote]')")
+
+from acpgen.runtime import _curl_wire  # noqa: E402
+from acpgen.runtime._curl_wire import CurlWire, WireError, _Multi  # noqa: E402
+
+
+def _wire() -> CurlWire:
+    return CurlWire(5.0, 5.0, secure=False)
+
+
+def _events_app(count: int, size: int, sent: list[int], ended: asyncio.Event) -> Any:
+    """An ASGI app streaming ``count`` events of ``size`` bytes (``sent`` counts them;
+    with ``count`` 0 it holds the stream open, sending nothing); ``ended`` is set when
+    the stream ends or the client goes away."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+        try:
+            for i in range(count):
+                await send({"type": "http.response.body", "body": f"data: {i} {'x' * size}\n\n".encode(), "more_body": True})
+                sent.append(i)
+            if count:
+                await send({"type": "http.response.body", "body": b""})
+            else:
+                await receive()  # until the client leaves
+        finally:
+            ended.set()
+
+    return app
+
+
+async def _plain(scope: Any, receive: Any, send: Any) -> None:
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": b"plain"})
+
+
+def test_a_slow_reader_pauses_the_stream_and_holds_at_most_its_bound() -> None:
+    """A stream of 20,000 events (20 MB) read slowly: curl holds at most HOLD chunks
+    for it, flow control holds the server back (it has sent a few MB, a window's worth,
+    while the reader waits at the start; with Hypercorn's stream buffer unmended it
+    sends everything), and every event arrives, in order."""
+
+    async def main() -> None:
+        sent: list[int] = []
+        ended = asyncio.Event()
+        async with served(_events_app(20_000, 1000, sent, ended), http2=True) as base:
+            wire = _wire()
+            try:
+                got: list[int] = []
+                most = 0
+                async with wire.stream(base + "/acp", {}, None) as stream:
+                    (transfer,) = wire._transfers
+                    async for event in stream.events:
+                        got.append(int(event.split()[0]))
+                        most = max(most, len(transfer._pending))
+                        if len(got) == 100:
+                            await asyncio.sleep(1)  # time enough to send it all
+                            assert transfer._paused
+                            assert len(sent) < 6000, len(sent)
+                assert got == list(range(20_000))
+                assert most == _curl_wire.HOLD
+            finally:
+                await wire.aclose()
+
+    run(main(), 60)
+
+
+def test_leaving_an_idle_stream_ends_it_at_once() -> None:
+    """A stream that sends nothing is ended as soon as its reader leaves (curl resets
+    it): the server sees the client go, the wire holds no transfer."""
+
+    async def main() -> None:
+        ended = asyncio.Event()
+        async with served(_events_app(0, 0, [], ended), http2=True) as base:
+            wire = _wire()
+            try:
+                async with wire.stream(base + "/acp", {}, None) as stream:
+                    assert stream.answer.status == 200
+                await asyncio.wait_for(ended.wait(), 2)
+                assert not wire._transfers
+            finally:
+                await wire.aclose()
+
+    run(main(), 30)
+
+
+def test_an_answer_over_the_body_limit_fails_the_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def big(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"x" * 5000})
+
+    monkeypatch.setattr(_curl_wire, "MAX_BODY", 4096)
+
+    async def main() -> None:
+        async with served(big, http2=True) as base:
+            wire = _wire()
+            try:
+                with pytest.raises(WireError, match="over 4096 bytes"):
+                    await wire.post(base + "/acp", b"{}", {})
+                monkeypatch.setattr(_curl_wire, "MAX_BODY", 8192)
+                answer = await wire.post(base + "/acp", b"{}", {})  # the wire goes on
+                assert (answer.status, len(answer.body)) == (200, 5000)
+            finally:
+                await wire.aclose()
+
+    run(main(), 30)
+
+
+def test_headers_are_read_in_any_case_and_cookies_kept_apart() -> None:
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        headers = [(b"content-type", b"application/json"), (b"acp-connection-id", b"c-1"), (b"set-cookie", b"a=1"), (b"set-cookie", b"b=2; Path=/")]
+        await send({"type": "http.response.start", "status": 201, "headers": headers})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    async def main() -> None:
+        async with served(app, http2=True) as base:
+            wire = _wire()
+            try:
+                answer = await wire.post(base + "/acp", b"{}", {"content-type": "application/json"})
+                assert (answer.status, answer.body) == (201, b"{}")
+                assert answer.headers.get("Acp-Connection-Id") == "c-1" and "CONTENT-TYPE" in answer.headers
+                assert answer.set_cookies == ("a=1", "b=2; Path=/")
+            finally:
+                await wire.aclose()
+
+    run(main(), 30)
+
+
+def test_the_wires_of_a_loop_share_one_curl_multi_closed_with_the_last() -> None:
+    """Two connections' wires share the loop's multi handle (one poll a loop, one
+    HTTP/2 connection to a server); it is closed when the last wire closes, and a
+    request that cannot connect fails with a ConnectionError (which reconnect retries)."""
+
+    async def main() -> None:
+        async with served(_plain, http2=True) as base:
+            first, second = _wire(), _wire()
+            assert (await first.post(base + "/acp", b"{}", {})).status == 200
+            assert (await second.post(base + "/acp", b"{}", {})).status == 200
+            loop = asyncio.get_running_loop()
+            shared = _Multi._of_loop[loop]
+            assert first._multi is second._multi is shared and shared.users == 2
+            await first.aclose()
+            assert first.closed and _Multi._of_loop[loop] is shared
+            await second.aclose()
+            assert loop not in _Multi._of_loop and shared.multi._curlm is None
+        wire = _wire()
+        try:
+            with pytest.raises(WireError) as failed:
+                await wire.post(base + "/acp", b"{}", {})  # the server is gone
+            assert isinstance(failed.value, ConnectionError)
+        finally:
+            await wire.aclose()
+
+    run(main(), 30)
