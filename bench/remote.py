@@ -421,7 +421,7 @@ def figures(
     package: Path,
     figure: Callable[..., dict[str, Any]],
     transports: tuple[str, ...] = tuple(TRANSPORTS),
-    held: tuple[str, ...] = ("ws", "http1"),
+    held: tuple[str, ...] = ("ws", "http1", "http2"),
     chunks: int = 10_000,
     count: int = 5_000,
     idle: int = 200,
@@ -430,7 +430,7 @@ def figures(
 ) -> list[dict[str, Any]]:
     """The figures of this benchmark: for each transport, the prompt turn and the small
     requests (medians over ``runs``, the two sides in turns); memory per idle connection on
-    WebSocket and HTTP/1.1; connections held on ``held``."""
+    each transport; connections held on ``held``."""
     out: list[dict[str, Any]] = []
     skipped: list[str] = []
     for transport in transports:
@@ -455,7 +455,7 @@ def figures(
                 s.stop()
         out.append(figure(f"{name}: prompt turn, {chunks:,} chunks, agent in its own process", turns["acpgen"], turns["sdk"], "msg/s", ">=1.5x", True))
         out.append(figure(f"{name}: {count:,} sequential small requests (authenticate)", requests["acpgen"], requests["sdk"], "req/s", ">=1.5x", True))
-    for transport in (t for t in ("ws", "http1") if t in transports and t not in skipped):
+    for transport in (t for t in transports if t not in skipped):
         per: dict[str, list[float]] = {"acpgen": [], "sdk": []}
         for i in range(max(1, runs // 2)):
             for impl in ("acpgen", "sdk") if i % 2 == 0 else ("sdk", "acpgen"):
@@ -466,7 +466,7 @@ def figures(
                     server.stop()
         log(f"  {TRANSPORTS[transport]}: KiB per idle connection {per}")
         out.append(figure(f"{TRANSPORTS[transport]}: server memory per idle connection ({idle} open)", per["acpgen"], per["sdk"], "KiB", None, False))
-    for transport in (t for t in held if t not in skipped):
+    for transport in (t for t in held if t in transports and t not in skipped):
         counts: dict[str, list[float]] = {}
         for impl in ("acpgen", "sdk"):
             log(f"  {TRANSPORTS[transport]}, {impl}: connections held")

@@ -40,9 +40,16 @@ class CurlWire:
     reader has taken half of them. A ``POST``'s answer over :data:`~._remote.MAX_BODY`
     fails the request."""
 
-    def __init__(self, open_timeout: float, post_timeout: float, secure: bool) -> None:
+    def __init__(
+        self,
+        open_timeout: float,
+        post_timeout: float,
+        secure: bool,
+        idle: float | None = None,
+    ) -> None:
         self._curl = need("curl_cffi", "http2-client")
-        self.failures: tuple[type[BaseException], ...] = (WireError,)
+        self.failures: tuple[type[BaseException], ...] = (WireError, TimeoutError)
+        self._idle = idle
         version = self._curl.CurlHttpVersion
         self._version = version.V2TLS if secure else version.V2_PRIOR_KNOWLEDGE
         self._open_ms = max(1, int(open_timeout * 1000))
@@ -98,7 +105,7 @@ class CurlWire:
             wrong = _not_events(answer.headers)
             if wrong:
                 raise ValueError(wrong)
-            yield EventStream(answer, _decoded(transfer.chunks()))
+            yield EventStream(answer, _decoded(transfer.chunks(), self._idle))
         finally:
             transfer.stop()
 

@@ -81,6 +81,9 @@ BODY_KEPT: Final = 8192
 #: seconds a POST's answer may take (the server's ``initialize`` timeout is 30 s; a POST
 #: waits while the server's inbox for the connection is full)
 POST_TIMEOUT: Final = 60.0
+#: seconds an event stream may bring nothing (every SDK's server sends a keepalive
+#: comment every 15 s) before it is taken as broken
+STREAM_TIMEOUT: Final = 60.0
 #: seconds ``aclose`` gives the ``DELETE``
 DELETE_TIMEOUT: Final = 2.0
 #: seconds before a session's stream that keeps ending is opened again (the second
@@ -454,6 +457,7 @@ async def connect_http(
     http2: bool = False,
     open_timeout: float = 10.0,
     post_timeout: float = POST_TIMEOUT,
+    stream_timeout: float | None = STREAM_TIMEOUT,
     max_queued: int = STREAM_QUEUE,
     **options: Any,
 ) -> Connection:
@@ -463,7 +467,11 @@ async def connect_http(
     ``https://``); ``open_timeout`` bounds connecting and sending (never reading: the
     streams are long-lived); ``post_timeout`` bounds the wait for a ``POST``'s answer
     (past it the connection closes: a server that takes a message and never answers does
-    not hold every later one); ``max_queued`` bounds the messages read and not yet taken.
+    not hold every later one); ``stream_timeout`` bounds the wait for an event stream's
+    next bytes, a keepalive comment included (past it the stream is broken: the
+    connection's closes the connection, a session's is opened again; the time spent
+    waiting for a full queue to drain does not count; ``None``: no bound);
+    ``max_queued`` bounds the messages read and not yet taken.
     Nothing is sent until the first request, which must be ``initialize``;
     ``conn.remote`` (a :class:`~._remote_client.RemoteInfo`) has the connection's id once
     it is answered, and the cookies the server set."""
@@ -476,15 +484,17 @@ async def connect_http(
     check_options(options)
     if max_queued < 1 or post_timeout <= 0:
         raise ValueError("max_queued must be >= 1 and post_timeout > 0")
+    if stream_timeout is not None and stream_timeout <= 0:
+        raise ValueError("stream_timeout must be > 0 (or None)")
     info = RemoteInfo(url, "", dict(headers or {}), dict(cookies or {}))
     wire: Wire
     if http2:
         from ._curl_wire import CurlWire
 
         secure = url.lower().startswith("https:")
-        wire = CurlWire(open_timeout, post_timeout, secure)
+        wire = CurlWire(open_timeout, post_timeout, secure, stream_timeout)
     else:
-        wire = AiohttpWire(open_timeout, post_timeout)
+        wire = AiohttpWire(open_timeout, post_timeout, stream_timeout)
     channel = HttpClientChannel(wire, url, info, max_queued)
     try:
         conn = rpc.over(side, channel, **options)

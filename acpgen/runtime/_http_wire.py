@@ -94,20 +94,77 @@ class Wire(Protocol):
         ...
 
 
-async def _decoded(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
-    """The data of each event of a ``text/event-stream`` body, decoded by httpx-sse."""
+async def _decoded(
+    chunks: AsyncIterator[bytes], idle: float | None = None
+) -> AsyncIterator[str]:
+    """The data of each event of a ``text/event-stream`` body, decoded by httpx-sse.
+    With ``idle``, a stream that brings nothing (no event, no keepalive comment) for that
+    many seconds while it is waited on raises :class:`TimeoutError` (the time its reader
+    spends elsewhere, held back by a full queue, does not count)."""
     decoders = need("httpx_sse._decoders", "http")
     lines, events = decoders.SSELineDecoder(), decoders.SSEDecoder()
     text = codecs.getincrementaldecoder("utf-8")("replace")
-    async for chunk in chunks:
-        for line in lines.decode(text.decode(chunk)):
-            event = events.decode(line)
-            if event is not None and event.data:
-                yield event.data
+    watch = _Idle(idle) if idle is not None else None
+    source = chunks.__aiter__()
+    try:
+        while True:
+            if watch is None:
+                chunk = await anext(source, None)
+            else:
+                chunk = await watch.wait(source)
+            if chunk is None:
+                break
+            for line in lines.decode(text.decode(chunk)):
+                event = events.decode(line)
+                if event is not None and event.data:
+                    yield event.data
+    finally:
+        if watch is not None:
+            watch.stop()
     for line in lines.flush():
         event = events.decode(line)
         if event is not None and event.data:
             yield event.data
+
+
+class _Idle:
+    """Ends a wait for a stream's next bytes that lasts ``seconds``: a timer that runs
+    once per ``seconds`` at most, not one per read."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.loop = asyncio.get_running_loop()
+        self.since: float | None = None
+        self.task: asyncio.Task[Any] | None = None
+        self.expired = False
+        self.handle = self.loop.call_later(seconds, self._check)
+
+    async def wait(self, source: AsyncIterator[bytes]) -> bytes | None:
+        self.task = asyncio.current_task()
+        self.since = self.loop.time()
+        try:
+            return await anext(source, None)
+        except asyncio.CancelledError:
+            if self.expired and self.task is not None and self.task.uncancel() == 0:
+                raise TimeoutError(
+                    f"nothing came on the stream for {self.seconds:g} s"
+                ) from None
+            raise
+        finally:
+            self.since = None
+
+    def _check(self) -> None:
+        due = self.seconds
+        if self.since is not None:
+            due = self.since + self.seconds - self.loop.time()
+            if due <= 0 and self.task is not None:
+                self.expired = True
+                self.task.cancel()
+                return
+        self.handle = self.loop.call_later(max(due, 0.001), self._check)
+
+    def stop(self) -> None:
+        self.handle.cancel()
 
 
 def _not_events(headers: Mapping[str, str]) -> str | None:
@@ -121,8 +178,11 @@ class AiohttpWire:
     """The requests over HTTP/1.1, with ``aiohttp``: ``open_timeout`` bounds connecting,
     ``post_timeout`` the wait for a ``POST``'s answer (a stream is read without one)."""
 
-    def __init__(self, open_timeout: float, post_timeout: float) -> None:
+    def __init__(
+        self, open_timeout: float, post_timeout: float, idle: float | None = None
+    ) -> None:
         self._aiohttp = aiohttp = need("aiohttp", "http")
+        self._idle = idle
         self.failures: tuple[type[BaseException], ...] = (
             aiohttp.ClientError,
             asyncio.TimeoutError,
@@ -174,7 +234,8 @@ class AiohttpWire:
             if wrong:
                 raise ValueError(wrong)
             yield EventStream(
-                _answer(response, b""), _decoded(response.content.iter_any())
+                _answer(response, b""),
+                _decoded(response.content.iter_any(), self._idle),
             )
 
     async def aclose(self) -> None:

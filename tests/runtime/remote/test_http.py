@@ -244,6 +244,30 @@ def test_a_client_that_stops_reading_holds_the_server_back(v1: ModuleType, http2
     run(main(), timeout=60)
 
 
+@pytest.mark.parametrize("http2", [False, True], ids=["http1.1", "http2"])
+def test_an_event_stream_silent_past_stream_timeout_closes_the_connection(v1: ModuleType, http2: bool) -> None:
+    """A server whose connection stream goes silent (no keepalive: it sends one every
+    100 s here) is taken as gone after the client's stream_timeout: the connection
+    closes saying so and the prompt waiting on it fails at once, instead of waiting
+    for ever."""
+
+    async def main() -> None:
+        record = Record()
+        app = app_for(v1, record, keepalive=100)
+        async with served(app, http2=http2) as base:
+            conn, agent = await start(v1, base + "/acp", client_class(v1)(), http2=http2, stream_timeout=0.5)
+            sid = (await agent.session_new(new_session(v1))).session_id
+            loop = asyncio.get_running_loop()
+            began = loop.time()
+            with pytest.raises(package(v1).ConnectionClosedError) as failed:
+                await asyncio.wait_for(agent.session_prompt(prompt(v1, sid, "wait")), 10)
+            assert loop.time() - began < 2
+            assert "nothing came on the stream for 0.5 s" in str(failed.value)
+            assert conn.is_closed
+
+    run(main(), timeout=30)
+
+
 def test_cookies_kept_and_sent_headers_on_every_request(v1: ModuleType) -> None:
     """A cookie the server sets is sent back on every later request and shown in
     conn.remote.cookies; the cookies and headers given go on every request."""

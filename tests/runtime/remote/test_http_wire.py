@@ -141,3 +141,56 @@ def test_a_stream_refused_gives_its_status_and_body(library: str) -> None:
                 await wire.aclose()
 
     run(main(), 30)
+
+
+async def _paced(parts: list[tuple[float, bytes]]) -> AsyncIterator[bytes]:
+    for pause, part in parts:
+        await asyncio.sleep(pause)
+        yield part
+
+
+def test_a_stream_that_brings_nothing_for_its_idle_bound_fails() -> None:
+    """Waiting longer than ``idle`` for a stream's next bytes raises TimeoutError (the
+    events before it given), soon after the bound."""
+
+    async def main() -> None:
+        got: list[str] = []
+        began = asyncio.get_running_loop().time()
+        with pytest.raises(TimeoutError, match="nothing came on the stream for 0.2 s"):
+            async for event in _decoded(_paced([(0, b"data: one\n\n"), (5, b"data: two\n\n")]), 0.2):
+                got.append(event)
+        assert got == ["one"]
+        assert asyncio.get_running_loop().time() - began < 1
+
+    run(main(), 10)
+
+
+def test_keepalives_and_a_slow_reader_do_not_count_as_idle() -> None:
+    """Keepalive comments keep a stream alive; so does a reader that takes longer than
+    ``idle`` to come back for the next event (the stream was not waited on)."""
+
+    async def main() -> None:
+        keepalives = [(0.1, b": keepalive\n\n")] * 6
+        source = _paced([(0, b"data: one\n\n"), *keepalives, (0, b"data: two\n\ndata: three\n\n")])
+        got: list[str] = []
+        async for event in _decoded(source, 0.3):
+            got.append(event)
+            await asyncio.sleep(0.5)  # the reader is slow
+        assert got == ["one", "two", "three"]
+
+    run(main(), 10)
+
+
+def test_a_stream_cancelled_from_outside_is_cancelled_not_timed_out() -> None:
+    async def main() -> None:
+        async def read() -> None:
+            async for _ in _decoded(_paced([(5, b"data: late\n\n")]), 0.3):
+                pass
+
+        task = asyncio.ensure_future(read())
+        await asyncio.sleep(0.1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    run(main(), 10)
