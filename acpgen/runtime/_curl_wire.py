@@ -70,6 +70,13 @@ class CurlWire:
             ("CONNECTTIMEOUT_MS", self._open_ms),
             ("TIMEOUT_MS", whole_ms),  # 0: no bound
             ("NOSIGNAL", 1),
+            # a request waits for a connection being opened to the server rather than
+            # opening another (which would then sit idle until the server closes it)
+            ("PIPEWAIT", 1),
+            # a connection idle this long is not used again: servers close idle ones
+            # after a few seconds (Hypercorn and uvicorn after 5), and a request sent
+            # as one closes would fail
+            ("MAXAGE_CONN", IDLE_REUSE),
             ("HTTPHEADER", [f"{k}: {v}".encode() for k, v in headers.items()]),
             *options.items(),
         ):
@@ -151,6 +158,9 @@ class _Multi:
                     del self._of_loop[loop]
             await self.multi.close()
 
+
+#: seconds a connection with no request may stay idle and still be used again
+IDLE_REUSE: Final = 2
 
 #: chunks (of up to 16 KiB, curl's writes) a stream holds before curl pauses it
 HOLD: Final = 8

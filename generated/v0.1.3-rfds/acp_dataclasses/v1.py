@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 90717d169124149cadb4b52942f1af833efb4d39f043f6eeac0776b675959d54
+# input-hash: 50a40f2ef828675b09401aee6c19e8d25af80e7e5e5540705dc40c185f2c1dbc
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations

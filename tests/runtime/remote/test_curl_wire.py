@@ -175,3 +175,24 @@ def test_the_wires_of_a_loop_share_one_curl_multi_closed_with_the_last() -> None
             await wire.aclose()
 
     run(main(), 30)
+
+
+def test_requests_after_the_servers_keepalive_do_not_fail_on_a_closed_connection() -> None:
+    """50 connections' requests at once, then a pause past the server's keep-alive
+    (Hypercorn closes a connection idle 5 s): the next requests all succeed. Curl
+    neither opened spare connections in the burst (which the server then closes) nor
+    sends on a connection idle long enough to be closed ("Send failure: Broken pipe")."""
+
+    async def main() -> None:
+        async with served(_plain, http2=True) as base:
+            wires = [_wire() for _ in range(50)]
+            try:
+                answers = await asyncio.gather(*(w.post(base + "/acp", b"{}", {}) for w in wires))
+                assert {a.status for a in answers} == {200}
+                await asyncio.sleep(6)
+                answers = await asyncio.gather(*(w.post(base + "/acp", b"{}", {}) for w in wires))
+                assert {a.status for a in answers} == {200}
+            finally:
+                await asyncio.gather(*(w.aclose() for w in wires))
+
+    run(main(), 60)
