@@ -30,10 +30,11 @@ class CurlWire:
     """The requests over HTTP/2, with libcurl (through ``curl_cffi``): prior knowledge on
     ``http://``, ALPN on ``https://``. Every request is a transfer of one curl multi
     handle per event loop, so the ``POST`` requests and the streams of every connection
-    to a server share one HTTP/2 connection (curl multiplexes them). ``open_timeout``
-    bounds connecting, ``post_timeout`` a ``POST`` or ``DELETE`` in full; a stream is read
-    without a bound (its keepalives and the connection's end tell it apart from a dead
-    one).
+    to a server share one HTTP/2 connection (curl multiplexes them; past
+    :data:`STREAMS` streams at once it opens another). ``open_timeout`` bounds
+    connecting, ``open_timeout + post_timeout`` a ``POST`` or ``DELETE`` in full and the
+    wait for a stream's status and headers; a stream's body is read without a bound (its
+    keepalives and the connection's end tell it apart from a dead one).
 
     A stream holds at most :data:`HOLD` chunks not yet read: past it curl pauses the
     transfer (HTTP/2 flow control then holds the server back), and goes on once the
@@ -54,6 +55,8 @@ class CurlWire:
         self._version = version.V2TLS if secure else version.V2_PRIOR_KNOWLEDGE
         self._open_ms = max(1, int(open_timeout * 1000))
         self._post_ms = max(1, int((open_timeout + post_timeout) * 1000))
+        #: seconds a stream may wait for its answer's status and headers
+        self._head_s = open_timeout + post_timeout
         self._multi: _Multi | None = None
         self._transfers: set[_Transfer] = set()
 
@@ -105,7 +108,12 @@ class CurlWire:
     ) -> AsyncIterator[EventStream]:
         transfer = self._run(url, headers, 0)
         try:
-            answer = await transfer.head()
+            try:
+                answer = await asyncio.wait_for(transfer.head(), self._head_s)
+            except asyncio.TimeoutError:
+                raise WireError(
+                    f"no answer to the request within {self._head_s:g} s"
+                ) from None
             if answer.status != 200:
                 yield EventStream(await transfer.whole(), _none())
                 return
@@ -146,7 +154,13 @@ class _Multi:
         loop = asyncio.get_running_loop()
         shared = cls._of_loop.get(loop)
         if shared is None:
-            shared = cls._of_loop[loop] = cls(curl.AsyncCurl(loop=loop))
+            multi = curl.AsyncCurl(loop=loop)
+            # Set, curl keeps to it from a connection's first requests on; left unset, a
+            # burst of requests waiting for a connection being opened (PIPEWAIT) is all
+            # put on it, one more than the server's limit of 100: that one is queued on
+            # the connection until a stream there ends, which an event stream never does
+            multi.setopt(curl.CurlMOpt.MAX_CONCURRENT_STREAMS, STREAMS)
+            shared = cls._of_loop[loop] = cls(multi)
         shared.users += 1
         return shared
 
@@ -158,6 +172,10 @@ class _Multi:
                     del self._of_loop[loop]
             await self.multi.close()
 
+
+#: streams at most on one HTTP/2 connection (and the server's limit, when lower): past
+#: it curl opens another connection to the server
+STREAMS: Final = 100
 
 #: seconds a connection with no request may stay idle and still be used again
 IDLE_REUSE: Final = 2
@@ -310,4 +328,4 @@ class _Headers(dict):  # type: ignore[type-arg]
         return super().__contains__(key.lower() if isinstance(key, str) else key)
 
 
-__all__ = ["HOLD", "CurlWire", "WireError"]
+__all__ = ["HOLD", "STREAMS", "CurlWire", "WireError"]

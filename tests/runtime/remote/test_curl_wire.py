@@ -196,3 +196,74 @@ def test_requests_after_the_servers_keepalive_do_not_fail_on_a_closed_connection
                 await asyncio.gather(*(w.aclose() for w in wires))
 
     run(main(), 60)
+
+
+async def _held(scope: Any, receive: Any, send: Any) -> None:
+    """An event stream held open (headers, one comment) until the client leaves."""
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+    await send({"type": "http.response.body", "body": b": open\n\n", "more_body": True})
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def test_more_streams_at_once_than_the_server_allows_a_connection_all_open() -> None:
+    """101 streams asked for at once (50 ACP connections and their first sessions): the
+    server allows 100 a connection (Hypercorn's default). Every one is answered: curl
+    opens another connection for the 101st instead of queueing it for ever on the
+    first, behind 100 streams that never end."""
+
+    async def main() -> None:
+        async with served(_held, http2=True) as base:
+            wires = [_wire() for _ in range(101)]
+            opened: list[int] = []
+
+            async def hold(wire: CurlWire) -> None:
+                async with wire.stream(base + "/acp", {}, None) as stream:
+                    assert stream.answer.status == 200
+                    opened.append(1)
+                    await asyncio.sleep(3600)
+
+            holders = [asyncio.ensure_future(hold(w)) for w in wires]
+            try:
+                for _ in range(100):
+                    if len(opened) == len(wires) or any(h.done() for h in holders):
+                        break
+                    await asyncio.sleep(0.1)
+                assert not [h.exception() for h in holders if h.done()]
+                assert len(opened) == len(wires)
+            finally:
+                for holder in holders:
+                    holder.cancel()
+                await asyncio.gather(*holders, return_exceptions=True)
+                await asyncio.gather(*(w.aclose() for w in wires))
+
+    run(main(), 60)
+
+
+def test_a_stream_never_answered_fails_within_the_bound() -> None:
+    """A server that takes a stream's request and never answers it (no status, no
+    headers): opening the stream fails with a WireError once open_timeout and
+    post_timeout have passed, instead of waiting for ever (a connection's initialize
+    would wait on it)."""
+
+    async def mute(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            while (await receive())["type"] != "http.disconnect":
+                pass
+
+    async def main() -> None:
+        async with served(mute, http2=True) as base:
+            wire = CurlWire(0.5, 0.5, secure=False)
+            loop = asyncio.get_running_loop()
+            began = loop.time()
+            try:
+                with pytest.raises(WireError, match="no answer"):
+                    async with wire.stream(base + "/acp", {}, None):
+                        pass
+                assert loop.time() - began < 5
+            finally:
+                await wire.aclose()
+
+    run(main(), 30)
