@@ -282,7 +282,8 @@ def _quiet_denials() -> None:
 
 
 def mend_hypercorn_h2() -> None:
-    """Bound what Hypercorn's HTTP/2 holds for a stream whose client stops reading.
+    """Bound what Hypercorn's HTTP/2 holds for a stream whose client stops reading, and
+    keep a request's body that arrives after its answer from failing the connection.
 
     Hypercorn (0.17, 0.18) lets the app's writer of a stream go on each time the stream
     is polled for data, even when the client's flow-control window is 0 and nothing was
@@ -309,6 +310,31 @@ def mend_hypercorn_h2() -> None:
 
     pop.mended = True  # type: ignore[attr-defined]
     stream_buffer.pop = pop
+
+    # A request answered before its body is read (a POST refused with 401, 404 or 413)
+    # has the rest of its body arrive once its stream is closed: Hypercorn then fails
+    # the whole connection (KeyError), cutting every other request multiplexed on it.
+    # That data is counted for flow control and dropped instead.
+    protocol = h2.H2Protocol
+    handle_events = protocol._handle_events
+    data_received = need("h2.events", "http2").DataReceived
+
+    async def _handle_events(self: Any, events: list[Any]) -> None:
+        kept: list[Any] = []
+        for event in events:
+            if isinstance(event, data_received) and event.stream_id not in self.streams:
+                if kept:  # a request just before it opens its stream: handled first
+                    await handle_events(self, kept)
+                    kept = []
+                if event.stream_id not in self.streams:
+                    self.connection.acknowledge_received_data(
+                        event.flow_controlled_length, event.stream_id
+                    )
+                    continue
+            kept.append(event)
+        await handle_events(self, kept)
+
+    protocol._handle_events = _handle_events
 
 
 async def _run_hypercorn(

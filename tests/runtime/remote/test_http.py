@@ -649,3 +649,37 @@ def test_a_session_stream_that_keeps_ending_is_opened_again_with_growing_pauses(
             assert "404" in (conn.close_reason or "")
 
     run(main(), 30)
+
+
+def test_http2_a_post_refused_before_its_body_is_read_leaves_the_other_connections(v1: ModuleType) -> None:
+    """Over HTTP/2 every connection of a client process shares one TCP connection to the
+    server. A POST refused before its body is read (404 for a connection the server does
+    not know, 401, 413...) has the rest of its body arrive after its stream is closed:
+    Hypercorn then failed the whole TCP connection (a KeyError on the closed stream),
+    cutting every other connection's turn. Now they go on."""
+    from acpgen.runtime._curl_wire import CurlWire
+
+    async def main() -> None:
+        record = Record()
+        async with served(app_for(v1, record), http2=True) as base:
+            url = base + "/acp"
+            conn, agent = await start(v1, url, client_class(v1)(), http2=True)
+            sid = (await agent.session_new(new_session(v1))).session_id
+            turn = asyncio.ensure_future(agent.session_prompt(prompt(v1, sid, "wait")))
+            await asyncio.wait_for(record.turn_started.wait(), 10)
+            stale = CurlWire(5.0, 5.0, secure=False)  # on the same loop: the same TCP connection
+            try:
+                body = b'{"jsonrpc":"2.0","method":"x","params":{"pad":"' + b"x" * 200_000 + b'"}}'
+                headers = {"acp-connection-id": "gone", "content-type": "application/json"}
+                for _ in range(5):
+                    answer = await stale.post(url, body, headers)
+                    assert answer.status == 404
+            finally:
+                await stale.aclose()
+            await asyncio.sleep(0.5)
+            assert not turn.done() and not conn.is_closed
+            await agent.session_cancel(v1.CancelNotification(session_id=sid))
+            assert (await asyncio.wait_for(turn, 10)).stop_reason == "cancelled"
+            await conn.close()
+
+    run(main())
