@@ -235,7 +235,9 @@ class _Transfer:
             _wake(self._wake)
         return len(chunk)
 
-    def _on_end(self, _: asyncio.Future[None]) -> None:
+    def _on_end(self, finished: asyncio.Future[None]) -> None:
+        if not finished.cancelled():
+            finished.exception()  # retrieved: read by whoever reads the transfer
         _wake(self._headed)
         if self._wake is not None:
             _wake(self._wake)

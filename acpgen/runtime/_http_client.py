@@ -348,7 +348,7 @@ class HttpClientChannel:
                 opened.exception()
             elif session is None:
                 self._end(f"{where} failed: {exc}")
-            if session is not None and not self._closing:
+            if session is not None and not self._closing and not self._ended:
                 log.warning("%s failed: %s", where, exc)
                 if was_open:
                     self._reopen(session)

@@ -39,7 +39,8 @@ def _events_app(count: int, size: int, sent: list[int], ended: asyncio.Event) ->
             if count:
                 await send({"type": "http.response.body", "body": b""})
             else:
-                await receive()  # until the client leaves
+                while (await receive())["type"] != "http.disconnect":
+                    pass  # until the client leaves
         finally:
             ended.set()
 
