@@ -1,5 +1,6 @@
 """One fixture pair per rule of the catalogue (tests/fixtures/diff/cases.yaml): each case
-must report exactly the records it lists, no more, no fewer."""
+must report exactly the records it lists, no more, no fewer, and say of each what the
+snapshot says (``--explain`` text: message, note, and why it got its level)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,16 @@ from pathlib import Path
 
 import pytest
 
+from acpgen.diff.report import render_text
 from acpgen.diff.rules import BY_ID, KINDS, RULES, catalogue_text
 from tests.diff.diff_helpers import CASES, FILES, expected, record, run_case
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_case_reports_exactly_its_records(tmp_path: Path, name: str) -> None:
+def test_case_reports_exactly_its_records(tmp_path: Path, snapshot, name: str) -> None:  # type: ignore[no-untyped-def]
     changes = run_case(tmp_path, name)
     assert {record(c) for c in changes} == expected(name)
+    assert render_text(changes, [], explain=True) == snapshot
     for subject, note in CASES[name].get("notes", {}).items():  # the gate a record names (stable file)
         assert [c.note for c in changes if c.subject == subject and c.file == FILES["s"]] == [note], subject
 
