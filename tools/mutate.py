@@ -34,6 +34,8 @@ PACKAGES: dict[str, list[str]] = {
         "tests/diff/test_diff_cli.py",
         "tests/diff/test_report.py",
         "tests/diff/test_ignore.py",
+        "tests/diff/test_direction.py",
+        "tests/diff/test_model.py",
     ],
     "runtime": [
         "tests/runtime/test_connection.py",

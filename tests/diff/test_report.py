@@ -4,6 +4,7 @@ their own escaping of properties and messages)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from acpgen.diff.ignore import Ignore
@@ -12,7 +13,10 @@ from acpgen.diff.report import (
     markdown_body,
     render_changelog,
     render_github,
+    render_json,
     render_markdown,
+    render_text,
+    text_line,
 )
 
 
@@ -127,3 +131,67 @@ def test_markdown_report_and_changelog() -> None:
         "## 0.2\n\nCompared with `0.1`: 1 change(s): 0 error, 1 warning, 0 info.\n\n"
         "### v1 (stable: `v1/schema.json`)\n\n#### Possibly breaking\n\n" + warning
     )
+
+
+def test_text_names_the_code_level_only_where_it_differs() -> None:
+    same = _change("v1/schema.json", "error", "field-removed", "A.x", message="gone")
+    other = _change("v1/schema.json", "info", "def-renamed", "A -> B", message="renamed", code="error")
+    assert text_line(same) == "v1/schema.json: error field-removed A.x: gone"
+    assert text_line(other) == "v1/schema.json: info def-renamed A -> B [code: error]: renamed"
+
+
+def test_text_explains_shown_and_ignored_records_only_when_asked() -> None:
+    why = (("rule", "r: error unless lowered"), ("sent_by", "agent"))
+    shown = _change("v1/schema.json", "error", "r", "A", message="a", why=why)
+    hidden = _change("v1/schema.json", "error", "r", "B", message="b", why=why)
+    ignore = Ignore("r", "B", "accepted", "acpgen.toml", "/diff/ignore/0")
+    plain = "v1/schema.json: error r A: a\nignored: v1/schema.json: error r B: b -- accepted\n"
+    assert render_text([shown], [(hidden, ignore)]) == plain
+    assert render_text([shown], [(hidden, ignore)], explain=True) == (
+        "v1/schema.json: error r A: a\n"
+        "    rule: r: error unless lowered\n    sent_by: agent\n"
+        "ignored: v1/schema.json: error r B: b -- accepted\n"
+        "    rule: r: error unless lowered\n    sent_by: agent\n"
+    )
+
+
+def test_json_keeps_ignored_records_whole_and_text_unescaped() -> None:
+    hidden = _change("v1/schema.json", "error", "r", "B", message="café → bar")
+    ignore = Ignore("r", "B", "accepted", "acpgen.toml", "/diff/ignore/0")
+    text = render_json([CHANGES[0]], [(hidden, ignore)], "0.1", "0.2")
+    assert "café → bar" in text
+    (ignored,) = json.loads(text)["ignored"]
+    assert ignored == dict(hidden.to_json(), reason="accepted", ignored_by="acpgen.toml#/diff/ignore/0")
+
+
+def test_markdown_shows_a_missing_old_or_new_value_as_none() -> None:
+    added = _change("v1/schema.json", "info", "r", "A.x", message="set", new="1")
+    assert markdown_body([added]).endswith("- **`A.x`**: set (`none` → `1`). `r`\n")
+
+
+def test_markdown_puts_each_tree_s_stable_file_before_its_unstable_one() -> None:
+    changes = [
+        _change(f, "info", "r", "A")
+        for f in ("v2/schema.json", "v1/schema.unstable.json", "v1/schema.json")
+    ]
+    titles = [line for line in markdown_body(changes).splitlines() if line.startswith("## ")]
+    assert titles == [
+        "## v1 (stable: `v1/schema.json`)",
+        "## v1 (unstable: `v1/schema.unstable.json`)",
+        "## v2 (stable: `v2/schema.json`)",
+    ]
+
+
+def test_markdown_lists_each_ignored_record_on_its_own_line() -> None:
+    ignore = Ignore("r", "*", "accepted", "acpgen.toml", "/diff/ignore/0")
+    hidden = [(_change("v1/schema.json", "error", "r", s), ignore) for s in ("A", "B")]
+    assert render_markdown([], hidden, "0.1", "0.2").endswith(
+        "## Accepted changes (ignored)\n\n"
+        "- `r` **`A`** (v1/schema.json): accepted\n"
+        "- `r` **`B`** (v1/schema.json): accepted\n"
+    )
+
+
+def test_changelog_keeps_its_title_as_given() -> None:
+    assert render_changelog([], "Release X") == "# Release X\n"
+    assert render_changelog([], "Draft ") == "# Draft \n"
