@@ -35,6 +35,7 @@ import json
 import os
 import platform
 import shutil
+import math
 import statistics
 import subprocess
 import sys
@@ -69,7 +70,10 @@ def stats(samples: list[float]) -> dict[str, Any]:
 def figure(name: str, ours: list[float], ref: list[float], unit: str, goal: str | None, higher_is_better: bool) -> dict[str, Any]:
     """One row; ``goal`` None for a figure the issue asks to measure but sets no goal for."""
     o, r = stats(ours), stats(ref)
-    ratio = o["median"] / r["median"]
+    if r["median"] == 0:  # the reference could not do it at all (no connection held, say)
+        ratio = math.inf if o["median"] > 0 else math.nan
+    else:
+        ratio = o["median"] / r["median"]
     met = None
     if goal is not None:
         limit = float(goal[2:].rstrip("x"))
@@ -453,6 +457,10 @@ def imports(runs: int, out: Path) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------------------- main
 
 
+def _times(ratio: float) -> str:
+    return "-" if math.isnan(ratio) else "reference: none" if math.isinf(ratio) else f"{ratio:.3f}x"
+
+
 def table(figures: list[dict[str, Any]]) -> str:
     lines = ["| figure | acpgen (median, min-max) | reference (median, min-max) | ratio | goal | met |", "|---|---|---|---|---|---|"]
     for f in figures:
@@ -464,7 +472,7 @@ def table(figures: list[dict[str, Any]]) -> str:
         else:
             cells = [f"{f['acpgen_s']:.1f} s ({f['files']} files)", f"{f['reference_s']:.1f} s"]
         met = "-" if f["met"] is None else "yes" if f["met"] else "NO"
-        lines.append(f"| {f['name']} | {cells[0]} | {cells[1]} | {f['ratio']:.3f}x | {f['goal'] or '-'} | {met} |")
+        lines.append(f"| {f['name']} | {cells[0]} | {cells[1]} | {_times(f['ratio'])} | {f['goal'] or '-'} | {met} |")
     return "\n".join(lines)
 
 

@@ -257,7 +257,8 @@ class Base:
         gates = self.gates(name, description, by_name, only_new=True)
         if not gates:
             return None
-        return "gated by the new capability " + ", ".join(f"`{c.path}`" for c in gates)
+        kind = "capability " if len(gates) == 1 else "capabilities "
+        return "gated by the new " + kind + ", ".join(f"`{c.path}`" for c in gates)
 
 
 

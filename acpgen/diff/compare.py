@@ -87,7 +87,7 @@ class Walk(Variants):
 
     def method_pair(self, o: ir.Method, n: ir.Method, subject: str) -> None:
         if o.kind != n.kind:
-            self.emit("method-kind-changed", subject, f"{subject} is now a {n.kind}", dirn.BOTH, old=o.kind, new=n.kind)
+            self.emit("method-kind-changed", subject, f"{subject} is now {_a(n.kind)}", dirn.BOTH, old=o.kind, new=n.kind)
             return
         for role, a, b in (("params", o.params, n.params), ("result", o.result, n.result)):
             if (self.rename.get(a, a) if a else a) == b:
@@ -141,7 +141,7 @@ class Walk(Variants):
                 self.tagged(uo, _as_default(un, uo), key, sent)
                 return
             self.emit(
-                "def-kind-changed", key, f"{key} is now a {_shape(n)}", dirn.BOTH, old=_shape(o), new=_shape(n)
+                "def-kind-changed", key, f"{key} is now {_a(_shape(n))}", dirn.BOTH, old=_shape(o), new=_shape(n)
             )
             return
         if isinstance(o, ir.AliasDef):
@@ -276,6 +276,11 @@ def compare(pair: Pair) -> list[Change]:
     w.defs()
     w.stability()
     return sorted(w.out, key=Change.sort_key)
+
+
+def _a(word: str) -> str:
+    """``word`` with its article: "an enum", "an object", "a union", "a request"."""
+    return ("an " if word[:1] in ("a", "e", "i", "o") else "a ") + word
 
 
 __all__ = ["Pair", "compare"]

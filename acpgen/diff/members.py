@@ -233,7 +233,8 @@ class Members(Base):
             return False
         self.emit(
             "capability-gate-removed", f"{owner}.{name}",
-            f"capability {owner}.{name} is gone but {', '.join(sorted(set(gated)))} stay: now mandatory",
+            f"capability {owner}.{name} is gone but {', '.join(sorted(set(gated)))}"
+            f" {'stays' if len(set(gated)) == 1 else 'stay'}: now mandatory",
             sent, old=name, new="mandatory",
         )
         return True
