@@ -48,12 +48,25 @@ class CurlWire:
         secure: bool,
         idle: float | None = None,
     ) -> None:
-        self._curl = need("curl_cffi", "http2-client")
+        self._curl = curl = need("curl_cffi", "http2-client")
+        self._constants = need("curl_cffi.curl", "http2-client")
         self.failures: tuple[type[BaseException], ...] = (WireError, TimeoutError)
         self._idle = idle
-        version = self._curl.CurlHttpVersion
-        self._version = version.V2TLS if secure else version.V2_PRIOR_KNOWLEDGE
-        self._open_ms = max(1, int(open_timeout * 1000))
+        version = curl.CurlHttpVersion
+        opt = curl.CurlOpt
+        #: the options every request has, resolved once
+        self._fixed = (
+            (opt.HTTP_VERSION, version.V2TLS if secure else version.V2_PRIOR_KNOWLEDGE),
+            (opt.CONNECTTIMEOUT_MS, max(1, int(open_timeout * 1000))),
+            (opt.NOSIGNAL, 1),
+            # a request waits for a connection being opened to the server rather than
+            # opening another (which would then sit idle until the server closes it)
+            (opt.PIPEWAIT, 1),
+            # a connection idle this long is not used again: servers close idle ones
+            # after a few seconds (Hypercorn and uvicorn after 5), and a request sent
+            # as one closes would fail
+            (opt.MAXAGE_CONN, IDLE_REUSE),
+        )
         self._post_ms = max(1, int((open_timeout + post_timeout) * 1000))
         #: seconds a stream may wait for its answer's status and headers
         self._head_s = open_timeout + post_timeout
@@ -67,24 +80,18 @@ class CurlWire:
             self._multi = _Multi.take(self._curl)
         opt = self._curl.CurlOpt
         handle = self._curl.Curl()
-        for name, value in (
-            ("URL", url.encode()),
-            ("HTTP_VERSION", self._version),
-            ("CONNECTTIMEOUT_MS", self._open_ms),
-            ("TIMEOUT_MS", whole_ms),  # 0: no bound
-            ("NOSIGNAL", 1),
-            # a request waits for a connection being opened to the server rather than
-            # opening another (which would then sit idle until the server closes it)
-            ("PIPEWAIT", 1),
-            # a connection idle this long is not used again: servers close idle ones
-            # after a few seconds (Hypercorn and uvicorn after 5), and a request sent
-            # as one closes would fail
-            ("MAXAGE_CONN", IDLE_REUSE),
-            ("HTTPHEADER", [f"{k}: {v}".encode() for k, v in headers.items()]),
-            *options.items(),
-        ):
+        for option, value in self._fixed:
+            handle.setopt(option, value)
+        handle.setopt(opt.URL, url.encode())
+        handle.setopt(opt.TIMEOUT_MS, whole_ms)  # 0: no bound
+        handle.setopt(
+            opt.HTTPHEADER, [f"{k}: {v}".encode() for k, v in headers.items()]
+        )
+        for name, value in options.items():
             handle.setopt(getattr(opt, name), value)
-        transfer = _Transfer(self._curl, handle, self._multi.multi, whole_ms != 0)
+        transfer = _Transfer(
+            self._curl, self._constants, handle, self._multi.multi, whole_ms != 0
+        )
         self._transfers.add(transfer)
         transfer.finished.add_done_callback(lambda _: self._transfers.discard(transfer))
         return transfer
@@ -145,8 +152,9 @@ class _Multi:
         weakref.WeakKeyDictionary()
     )
 
-    def __init__(self, multi: Any) -> None:
+    def __init__(self, multi: Any, loop: asyncio.AbstractEventLoop) -> None:
         self.multi = multi
+        self.loop = loop
         self.users = 0
 
     @classmethod
@@ -160,16 +168,14 @@ class _Multi:
             # put on it, one more than the server's limit of 100: that one is queued on
             # the connection until a stream there ends, which an event stream never does
             multi.setopt(curl.CurlMOpt.MAX_CONCURRENT_STREAMS, STREAMS)
-            shared = cls._of_loop[loop] = cls(multi)
+            shared = cls._of_loop[loop] = cls(multi, loop)
         shared.users += 1
         return shared
 
     async def give_back(self) -> None:
         self.users -= 1
         if self.users == 0:
-            for loop, shared in list(self._of_loop.items()):
-                if shared is self:
-                    del self._of_loop[loop]
+            self._of_loop.pop(self.loop, None)
             await self.multi.close()
 
 
@@ -189,9 +195,11 @@ class _Transfer:
     its body, read in full (``whole()``, when ``whole`` is true) or chunk by chunk
     (``chunks()``, at most :data:`HOLD` held)."""
 
-    def __init__(self, curl: Any, handle: Any, multi: Any, whole: bool) -> None:
+    def __init__(
+        self, curl: Any, constants: Any, handle: Any, multi: Any, whole: bool
+    ) -> None:
         self._curl = curl
-        self._constants = need("curl_cffi.curl", "http2-client")
+        self._constants = constants
         self._handle = handle
         self._multi = multi
         self._whole = whole
