@@ -18,7 +18,7 @@ from collections import deque
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Final, Iterable, Mapping
 
-from ._http_wire import Answer, EventStream, _decoded, _none, _not_events
+from ._http_wire import Answer, EventStream, _decoded, _none, _not_events, refusal
 from ._remote import MAX_BODY, need
 
 
@@ -33,8 +33,8 @@ class CurlWire:
     to a server share one HTTP/2 connection (curl multiplexes them; past
     :data:`STREAMS` streams at once it opens another). ``open_timeout`` bounds
     connecting, ``open_timeout + post_timeout`` a ``POST`` or ``DELETE`` in full and the
-    wait for a stream's status and headers; a stream's body is read without a bound (its
-    keepalives and the connection's end tell it apart from a dead one).
+    wait for a stream's status and headers, ``post_timeout`` the reading of a stream's
+    refusal; a stream's events are watched by ``idle`` instead.
 
     A stream holds at most :data:`HOLD` chunks not yet read: past it curl pauses the
     transfer (HTTP/2 flow control then holds the server back), and goes on once the
@@ -70,6 +70,8 @@ class CurlWire:
         self._post_ms = max(1, int((open_timeout + post_timeout) * 1000))
         #: seconds a stream may wait for its answer's status and headers
         self._head_s = open_timeout + post_timeout
+        #: seconds the body of a stream's refusal is read, at most
+        self._refusal_s = post_timeout
         self._multi: _Multi | None = None
         self._transfers: set[_Transfer] = set()
 
@@ -122,7 +124,8 @@ class CurlWire:
                     f"no answer to the request within {self._head_s:g} s"
                 ) from None
             if answer.status != 200:
-                yield EventStream(await transfer.whole(), _none())
+                whole = await refusal(transfer.whole(), self._refusal_s, answer)
+                yield EventStream(whole, _none())
                 return
             wrong = _not_events(answer.headers)
             if wrong:

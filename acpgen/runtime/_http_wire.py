@@ -24,22 +24,26 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from http.cookies import CookieError, SimpleCookie
 from typing import (
     Any,
     AsyncIterator,
+    Awaitable,
     Iterable,
     Mapping,
     MutableMapping,
     NamedTuple,
     Protocol,
+    TypeVar,
 )
 from urllib.parse import urlsplit
 
 from ._remote import need
+
+T = TypeVar("T")
 
 
 class Answer(NamedTuple):
@@ -176,7 +180,9 @@ def _not_events(headers: Mapping[str, str]) -> str | None:
 
 class AiohttpWire:
     """The requests over HTTP/1.1, with ``aiohttp``: ``open_timeout`` bounds connecting,
-    ``post_timeout`` the wait for a ``POST``'s answer (a stream is read without one)."""
+    ``post_timeout`` the wait for a ``POST``'s answer and the reading of a stream's
+    refusal, ``open_timeout + post_timeout`` the wait for a stream's status and headers
+    (a stream's events are watched by ``idle`` instead)."""
 
     def __init__(
         self, open_timeout: float, post_timeout: float, idle: float | None = None
@@ -196,6 +202,10 @@ class AiohttpWire:
         self._stream_timeout = aiohttp.ClientTimeout(
             total=None, connect=open_timeout, sock_connect=open_timeout
         )
+        #: seconds a stream may wait for its answer's status and headers
+        self._head_s = open_timeout + post_timeout
+        #: seconds the body of a stream's refusal is read, at most
+        self._refusal_s = post_timeout
         self._session: Any = None
 
     def _client(self) -> Any:
@@ -224,11 +234,21 @@ class AiohttpWire:
     async def stream(
         self, url: str, headers: Mapping[str, str], session: str | None
     ) -> AsyncIterator[EventStream]:
-        async with self._client().get(
-            url, headers=headers, timeout=self._stream_timeout
-        ) as response:
+        async with AsyncExitStack() as stack:
+            try:
+                async with asyncio.timeout(self._head_s):
+                    response = await stack.enter_async_context(
+                        self._client().get(
+                            url, headers=headers, timeout=self._stream_timeout
+                        )
+                    )
+            except TimeoutError:
+                raise TimeoutError(
+                    f"no answer to the request within {self._head_s:g} s"
+                ) from None
             if response.status != 200:
-                yield EventStream(_answer(response, await response.read()), _none())
+                body = await refusal(response.read(), self._refusal_s, b"")
+                yield EventStream(_answer(response, body), _none())
                 return
             wrong = _not_events(response.headers)
             if wrong:
@@ -245,6 +265,17 @@ class AiohttpWire:
     @property
     def closed(self) -> bool:
         return self._session is None or bool(self._session.closed)
+
+
+async def refusal(read: Awaitable[T], seconds: float, instead: T) -> T:
+    """What ``read`` gives of a stream's refusal (a status other than 200) within
+    ``seconds``, else ``instead``: the status says what happened, and a body that never
+    ends must not hold the messages waiting for the stream."""
+    try:
+        async with asyncio.timeout(seconds):
+            return await read
+    except TimeoutError:
+        return instead
 
 
 def _answer(response: Any, body: bytes) -> Answer:
