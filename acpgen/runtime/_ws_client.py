@@ -8,9 +8,10 @@ the client about half the CPU it costs through ``websockets`` against the same s
 
 * A handshake refused (any status but ``101``) raises :class:`~._remote.RefusedError`
   with the status and the first line of the server's answer.
-* A message over ``max_size`` closes the socket with 1009; a ping goes every
-  ``heartbeat`` s, and a server that does not answer it within half that closes the
-  connection (a server gone silently is noticed).
+* A message over ``max_size`` closes the socket with 1009; a ping goes to a server not
+  heard from for ``heartbeat`` s, and one that does not answer it within half that
+  closes the connection (a server gone silently is noticed); the server's pings are
+  answered.
 * A close with code 1000 or 1001 ends the connection quietly (``receive`` gives None);
   any other close, or a lost connection, closes it with the code and the reason.
 """
@@ -37,29 +38,91 @@ _NORMAL = frozenset({1000, 1001})
 
 
 class ClientWebSocketChannel:
-    """An aiohttp WebSocket (``ws``, of ``session``) as a channel."""
+    """An aiohttp WebSocket (``ws``, of ``session``) as a channel. With ``heartbeat`` (s)
+    it pings a server it has not heard from for that long, and closes the connection
+    when the answer (or anything else) has not come half as long later while it was
+    waiting to read. (aiohttp's own heartbeat resets a timer for every frame received,
+    costing a callback on the way of each message; this one counts frames.)"""
 
-    def __init__(self, ws: Any, session: Any) -> None:
+    def __init__(self, ws: Any, session: Any, heartbeat: float | None = None) -> None:
         self.ws = ws
         self.session = session
         self._aiohttp = need("aiohttp", "ws")
+        #: frames received (pongs included): what the heartbeat watches
+        self._heard = 0
+        #: a reader is waiting for a frame (so none is held unread)
+        self._waiting = False
+        #: why the connection was given up (no answer to a ping), once it was
+        self._lost: str | None = None
+        self._beats: list[asyncio.TimerHandle | asyncio.Task[Any]] = []
+        self._heartbeat = heartbeat
+        if heartbeat:
+            self._later(heartbeat, self._beat, -1)
+
+    def _later(self, seconds: float, call: Any, seen: int) -> None:
+        self._beats[:] = [asyncio.get_running_loop().call_later(seconds, call, seen)]
+
+    def _beat(self, seen: int) -> None:
+        """Every ``heartbeat`` s: a server heard from since the last beat is alive;
+        else ping it, and look again half a beat later."""
+        assert self._heartbeat is not None
+        if self.ws.closed:
+            return
+        if self._heard != seen:
+            self._later(self._heartbeat, self._beat, self._heard)
+            return
+        self._later(self._heartbeat / 2, self._answered, self._heard)
+        self._beats.append(asyncio.get_running_loop().create_task(self._ping()))
+
+    async def _ping(self) -> None:
+        try:
+            await self.ws.ping()
+        except Exception:  # noqa: BLE001 - closing: the reader says why
+            pass
+
+    def _answered(self, seen: int) -> None:
+        """Half a beat after a ping: nothing came while the reader waited for a frame
+        (nothing is held unread then): the server is gone. Else beat on."""
+        assert self._heartbeat is not None
+        if self.ws.closed:
+            return
+        if self._heard == seen and self._waiting:
+            self._lost = f"no answer to a ping within {self._heartbeat / 2:g} s"
+            self._beats[:] = [
+                asyncio.get_running_loop().create_task(self.session.close())
+            ]
+            return
+        self._later(self._heartbeat / 2, self._beat, self._heard)
 
     async def receive(self) -> bytes | None:
         kinds = self._aiohttp.WSMsgType
+        ws = self.ws
         while True:
-            message = await self.ws.receive()
+            self._waiting = True
+            try:
+                message = await ws.receive()
+            finally:
+                self._waiting = False
+            self._heard += 1
             kind = message.type
             if kind is kinds.TEXT:
                 text: str = message.data
                 return text.encode("utf-8", "surrogatepass")
+            if kind is kinds.PING:
+                await ws.pong(message.data)
+                continue
+            if kind is kinds.PONG:
+                continue
             if kind is kinds.BINARY:
                 log.info("a binary WebSocket frame ignored (ACP is in text frames)")
                 continue
+            if self._lost is not None:
+                raise ws_closed(1006, self._lost)
             if kind is kinds.ERROR:
-                code = self.ws.close_code or 1006
+                code = ws.close_code or 1006
                 raise ws_closed(code, f"{message.data}")
             # CLOSE (its code in data, its reason in extra), CLOSING or CLOSED
-            code = self.ws.close_code
+            code = ws.close_code
             if kind is kinds.CLOSE:
                 code = message.data if isinstance(message.data, int) else code
             if code in _NORMAL:
@@ -76,6 +139,8 @@ class ClientWebSocketChannel:
             raise ChannelClosed(f"the WebSocket is closed: {exc}") from exc
 
     async def aclose(self) -> None:
+        for beat in self._beats:
+            beat.cancel()
         try:
             await self.ws.close()
         except Exception:  # noqa: BLE001 - already gone
@@ -132,8 +197,8 @@ async def connect_websocket(
                 url,
                 headers=sent,
                 max_msg_size=max_size,
-                heartbeat=heartbeat,
-                autoping=True,
+                heartbeat=None,  # the channel's own (see ClientWebSocketChannel)
+                autoping=False,
                 compress=0,
                 proxy=None,
             ),
@@ -147,7 +212,7 @@ async def connect_websocket(
     except BaseException:
         await session.close()
         raise
-    channel = ClientWebSocketChannel(ws, session)
+    channel = ClientWebSocketChannel(ws, session, heartbeat)
     try:
         conn = rpc.over(side, channel, **options)
     except BaseException:
