@@ -453,7 +453,8 @@ class Connection(LineReader, MessageReader, Incoming):
             return result
 
     async def _request(self, method: str, params: Any, rid: Id) -> Any:
-        await self._ready()
+        if self._closing or self._reader_task is None:
+            await self._ready()
         line = self.rpc.encode(Request(rid, method, params))
         pending = _Pending(
             method,

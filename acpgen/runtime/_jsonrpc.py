@@ -201,63 +201,69 @@ class Rpc:
         rid = data.get("id", _MISSING)
         if "method" in data:
             return self._parse_call(data, rid, side)
-        if (rid is _MISSING or not _is_id(rid)) and (
-            "result" in data or "error" in data
+        if not (  # the usual answer (all of the checks below pass): straight through
+            type(rid) is int
+            and len(data) == 3
+            and "result" in data
+            and data.get("jsonrpc") == "2.0"
         ):
-            # shaped like a response, matching none of our requests: never answered (a
-            # peer that answered this answer in turn would ping-pong with us)
-            raise FrameError(
-                INVALID_REQUEST,
-                "Unmatched response",
-                {
-                    "reason": "a response without a usable id answers no request",
-                    "id": None if rid is _MISSING else rid,
-                    "error": data.get("error"),
-                },
-                answer=False,
-                call=False,
-            )
-        if rid is _MISSING or not _is_id(rid):
-            raise FrameError(
-                INVALID_REQUEST,
-                "Invalid request",
-                "no method and no valid id",
-                answer=True,
-            )
-        if data.get("jsonrpc") != "2.0":
-            raise FrameError(
-                INVALID_REQUEST,
-                "Invalid request",
-                "jsonrpc must be '2.0'",
-                id=rid,
-                answer=False,
-            )
-        has_result, has_error = "result" in data, "error" in data
-        if has_result == has_error:  # neither: no method either, an invalid request
-            raise FrameError(
-                INVALID_REQUEST,
-                "Invalid request",
-                (
-                    "a response has exactly one of result and error"
-                    if has_result
-                    else "no method, no result and no error"
-                ),
-                id=rid,
-                answer=not has_result,
-                call=False,
-            )
-        if has_error:
-            try:
-                error = self._load_error(data["error"])
-            except self.codec.errors as exc:
+            if (rid is _MISSING or not _is_id(rid)) and (
+                "result" in data or "error" in data
+            ):
+                # shaped like a response, matching none of our requests: never answered (a
+                # peer that answered this answer in turn would ping-pong with us)
                 raise FrameError(
                     INVALID_REQUEST,
-                    "Invalid error object",
-                    self.codec.describe(exc),
+                    "Unmatched response",
+                    {
+                        "reason": "a response without a usable id answers no request",
+                        "id": None if rid is _MISSING else rid,
+                        "error": data.get("error"),
+                    },
+                    answer=False,
+                    call=False,
+                )
+            if rid is _MISSING or not _is_id(rid):
+                raise FrameError(
+                    INVALID_REQUEST,
+                    "Invalid request",
+                    "no method and no valid id",
+                    answer=True,
+                )
+            if data.get("jsonrpc") != "2.0":
+                raise FrameError(
+                    INVALID_REQUEST,
+                    "Invalid request",
+                    "jsonrpc must be '2.0'",
                     id=rid,
                     answer=False,
-                ) from None
-            return ErrorResponse(rid, error)
+                )
+            has_result, has_error = "result" in data, "error" in data
+            if has_result == has_error:  # neither: no method either, an invalid request
+                raise FrameError(
+                    INVALID_REQUEST,
+                    "Invalid request",
+                    (
+                        "a response has exactly one of result and error"
+                        if has_result
+                        else "no method, no result and no error"
+                    ),
+                    id=rid,
+                    answer=not has_result,
+                    call=False,
+                )
+            if has_error:
+                try:
+                    error = self._load_error(data["error"])
+                except self.codec.errors as exc:
+                    raise FrameError(
+                        INVALID_REQUEST,
+                        "Invalid error object",
+                        self.codec.describe(exc),
+                        id=rid,
+                        answer=False,
+                    ) from None
+                return ErrorResponse(rid, error)
         method = method_of(rid) if method_of is not None else None
         spec = self._by_kind.get((method, "request")) if method is not None else None
         if spec is None or spec.result is None:
