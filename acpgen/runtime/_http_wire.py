@@ -41,7 +41,7 @@ from typing import (
 )
 from urllib.parse import urlsplit
 
-from ._remote import need
+from ._remote import need, sized_socket
 
 T = TypeVar("T")
 
@@ -212,7 +212,9 @@ class AiohttpWire:
         if self._session is None:  # made on first use: aiohttp wants a running loop
             self._session = self._aiohttp.ClientSession(
                 cookie_jar=self._aiohttp.DummyCookieJar(),  # see take_cookies
-                connector=self._aiohttp.TCPConnector(limit=0),
+                connector=self._aiohttp.TCPConnector(
+                    limit=0, socket_factory=sized_socket
+                ),
                 auto_decompress=False,
             )
         return self._session

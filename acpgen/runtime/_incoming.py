@@ -357,7 +357,7 @@ class Incoming:
         _HANDLER.set((self, context))
         router = self.router
         assert router is not None
-        task = asyncio.current_task()
+        task = asyncio.current_task(self._loop)  # (no lookup of the running loop)
         assert task is not None
         self._started.add(task)
         try:

@@ -15,6 +15,7 @@ import importlib
 import inspect
 import ipaddress
 import secrets
+import socket
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Awaitable, Callable, Final, Mapping, Union
@@ -265,6 +266,57 @@ def session_of(frame: Any) -> str | None:
 def new_id() -> str:
     """A connection id no one can guess."""
     return secrets.token_urlsafe(18)
+
+
+# -- sockets that read what a message needs ------------------------------------------
+#: bytes a socket of a remote transport reads at most at once. asyncio asks for 256 KiB
+#: a read: Python allocates that much for every read however small the message, which
+#: the C library maps and unmaps each time (tens of microseconds a message); 64 KiB
+#: comes from the heap.
+READ_SIZE: Final = 64 * 1024
+
+
+class SizedSocket(socket.socket):
+    """A socket whose reads ask for :data:`READ_SIZE` bytes at most."""
+
+    __slots__ = ()
+
+    def recv(self, bufsize: int, flags: int = 0, /) -> bytes:
+        return super().recv(min(bufsize, READ_SIZE), flags)
+
+
+class SizedListener(socket.socket):
+    """A listening socket whose accepted connections are :class:`SizedSocket`."""
+
+    __slots__ = ()
+
+    def accept(self) -> tuple[socket.socket, Any]:
+        fd, address = self._accept()  # type: ignore[attr-defined]
+        conn = SizedSocket(self.family, self.type, self.proto, fileno=fd)
+        if socket.getdefaulttimeout() is None and self.gettimeout():
+            conn.setblocking(True)  # as socket.accept does
+        return conn, address
+
+
+def sized_socket(addr_info: tuple[Any, ...]) -> socket.socket:
+    """aiohttp's ``socket_factory``: a :class:`SizedSocket` for the address."""
+    family, kind, proto = addr_info[:3]
+    return SizedSocket(family, kind, proto)
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A :class:`SizedListener` bound to ``host``:``port`` (IPv6 when the host has a
+    colon), not yet listening (the server listens on it)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = SizedListener(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
 
 
 __all__ = [

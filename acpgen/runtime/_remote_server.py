@@ -33,6 +33,7 @@ from ._remote import (
     Security,
     ServerOptions,
     authenticate,
+    listening_socket,
     need,
     new_id,
 )
@@ -246,7 +247,8 @@ async def run_server(
         timeout_graceful_shutdown=SHUTDOWN_GRACE,
     )
     server = uvicorn.Server(config)
-    task = asyncio.ensure_future(server.serve())
+    # its own socket: accepted connections read what a message needs (see SizedSocket)
+    task = asyncio.ensure_future(server.serve(sockets=[listening_socket(host, port)]))
     try:
         while not server.started:
             if task.done():

@@ -23,7 +23,14 @@ import logging
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ._channel import ChannelClosed
-from ._remote import CONNECTION_ID, MAX_BODY, RefusedError, need, ws_closed
+from ._remote import (
+    CONNECTION_ID,
+    MAX_BODY,
+    RefusedError,
+    need,
+    sized_socket,
+    ws_closed,
+)
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -187,6 +194,7 @@ async def connect_websocket(
         return response
 
     session = aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(socket_factory=sized_socket),
         cookie_jar=aiohttp.DummyCookieJar(),  # cookies: given and read here
         timeout=aiohttp.ClientTimeout(total=None, sock_connect=open_timeout),
         middlewares=(note,),
