@@ -77,7 +77,8 @@ defaults
     option redispatch 1
 
 frontend acp
-    bind 127.0.0.1:{port}
+    # a socket the test bound and passes on: no port to race for between picking and binding
+    bind fd@{fd}
     default_backend agents
 
 backend agents
@@ -97,10 +98,13 @@ def haproxy_binary() -> str:
     return found
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def listener() -> socket.socket:
+    """A loopback socket bound to a free port and listening, for HAProxy to inherit."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
 
 
 def wait_listening(port: int, proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
@@ -150,18 +154,21 @@ def cluster(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             line = proc.stdout.readline().decode().split() if ready else []  # "a 41234" once it listens
             assert line and line[0] == name, (tmp_path / f"{name}.log").read_text()
             ports[name] = int(line[1])
-        port = free_port()
+        front = listener()
+        port = int(front.getsockname()[1])
         config = tmp_path / "haproxy.cfg"
-        config.write_text(HAPROXY.format(port=port, a=ports["a"], b=ports["b"]))
-        check = subprocess.run([haproxy, "-c", "-f", str(config)], capture_output=True, text=True)
+        config.write_text(HAPROXY.format(fd=front.fileno(), a=ports["a"], b=ports["b"]))
+        check = subprocess.run([haproxy, "-c", "-f", str(config)], capture_output=True, text=True, pass_fds=[front.fileno()])
         assert check.returncode == 0, check.stdout + check.stderr
         proxy = subprocess.Popen(
-            [haproxy, "-db", "-f", str(config)],
+            [haproxy, "-db", "-f", str(config)], pass_fds=[front.fileno()],
             stdout=subprocess.DEVNULL, stderr=(tmp_path / "haproxy.log").open("wb"),
         )  # fmt: skip
+        front.close()  # HAProxy has its own descriptor of it
         started.append(proxy)
         wait_listening(port, proxy)
         time.sleep(0.7)  # the first health checks: both servers up
+        assert proxy.poll() is None, (tmp_path / "haproxy.log").read_text()
         yield Cluster(f"127.0.0.1:{port}/acp", servers, tmp_path, db)
     finally:
         for proc in started:
