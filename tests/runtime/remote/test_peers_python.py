@@ -45,6 +45,7 @@ Interop choices acpgen makes, seen here (and where the SDK differs):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import sys
 from contextlib import asynccontextmanager
@@ -215,6 +216,15 @@ class SdkScenarioClient:
 
         await asyncio.wait_for(wait(), timeout)
 
+    async def handled(self, sid: str, count: int) -> list[str]:
+        """The updates of ``sid`` once ``count`` were handled (5 s at most): the SDK
+        handles each notification in a task of its own and an answer at once, so a
+        prompt's result can return before the updates sent ahead of it were handled
+        (acpgen's client hands them over in order)."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await self.until(lambda: len(self.updates.get(sid, [])) >= count, 5.0)
+        return self.updates.get(sid, [])
+
 
 async def sdk_connect(target: str, http2: bool, sent: list[Any] | None = None) -> tuple[Any, SdkScenarioClient]:
     """An SDK client connection to ``target`` (ws:// or http://); over HTTP the
@@ -278,11 +288,12 @@ async def _sdk_step(conn: Any, client: SdkScenarioClient, step: str, target: str
         await conn.initialize(protocol_version=1)
         await conn.load_session(cwd="/w", session_id=made, mcp_servers=[])
         result = await conn.prompt(session_id=made, prompt=_text("order 5"))
-        return {"sessionId": made, "stop": result.stop_reason, "updates": updates.get(made, [])}
+        return {"sessionId": made, "stop": result.stop_reason, "updates": await client.handled(made, 5)}
     init, sid = await _sdk_open(conn)
     if step == "order":
         result = await conn.prompt(session_id=sid, prompt=_text(f"order {ORDERED}"))
-        return {"protocolVersion": init.protocol_version, "sessionId": sid, "stop": result.stop_reason, "updates": updates.get(sid, [])}
+        got = await client.handled(sid, ORDERED)
+        return {"protocolVersion": init.protocol_version, "sessionId": sid, "stop": result.stop_reason, "updates": got}
     if step == "permission":
         result = await conn.prompt(session_id=sid, prompt=_text("permission"))
         return {"sessionId": sid, "stop": result.stop_reason, "asked": client.asked, "updates": updates.get(sid, [])}

@@ -1,6 +1,7 @@
 """The sockets of the remote transports (``_remote.py``): a read asks for 64 KiB at most
 (asyncio asks for 256 KiB, which Python allocates and the C library maps and unmaps for
-every message), on the client's connections and on those ``run_server`` accepts."""
+every message), on the client's connections and on those ``run_server`` accepts with
+uvicorn."""
 
 from __future__ import annotations
 
@@ -146,3 +147,4 @@ def test_the_http_client_reads_through_sized_sockets(m: ModuleType, reads: list[
 
     run(scenario(), 30)
     assert ("client", 256 * 1024) in reads and ("server", 256 * 1024) in reads
+
