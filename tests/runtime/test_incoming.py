@@ -1,0 +1,68 @@
+"""What the peer sends a connection (acpgen/runtime/_incoming.py), in the three styles, on
+the ``rpc`` fixture: answers delivered after the notifications before them, requests
+answered once, cancellation by the peer, the bound on work in flight. The connection's
+other promises are in ``test_connection.py``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from .harness import STYLES, get, line, module, package, raw_peer, run
+
+PROMPT = {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]}
+
+
+@pytest.fixture(params=STYLES)
+def m(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    return module(request.param, tmp_path_factory.mktemp(f"rpc-{request.param}"))
+
+
+def load(m: ModuleType, name: str, wire: Any) -> Any:
+    return m.RPC.codec.load(getattr(m, name), wire)
+
+
+def update(text: str, session: str = "s") -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": {"type": "text", "text": text}}}
+
+
+def messages(caplog: pytest.LogCaptureFixture, level: int) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno == level and not r.name.startswith("asyncio")]
+
+
+class Long:
+    """An agent whose prompts run until cancelled (or for ``seconds``)."""
+
+    def __init__(self, m: ModuleType, seconds: float = 60.0) -> None:
+        self.m = m
+        self.seconds = seconds
+
+    async def session_prompt(self, params: Any) -> Any:
+        await asyncio.sleep(self.seconds)
+        return load(self.m, "PromptResponse", {"stopReason": "end_turn"})
+
+
+# ---------------------------------------------------------------- cancellation
+
+
+def test_the_peer_cancelling_a_request_is_logged_naming_it(m: ModuleType, caplog: pytest.LogCaptureFixture) -> None:
+    """A cancel for no running request is a debug line naming the id; a cancel that stops a
+    handler is an info line naming the request's id and method."""
+
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Long(m)) as (conn, peer):
+            await peer.send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "nope"}})
+            await peer.send({"jsonrpc": "2.0", "id": "p", "method": "session/prompt", "params": PROMPT})
+            await asyncio.sleep(0.05)
+            await peer.send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "p"}})
+            answer = await peer.recv()
+            assert answer["id"] == "p" and answer["error"]["code"] == -32800, answer
+
+    caplog.set_level(logging.DEBUG)
+    run(scenario())
+    assert "$/cancel_request for 'nope': no such request running" in messages(caplog, logging.DEBUG)
+    assert "request 'p' (session/prompt) cancelled by the peer" in messages(caplog, logging.INFO)
