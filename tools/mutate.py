@@ -56,6 +56,8 @@ PACKAGES: dict[str, list[str]] = {
         "tests/runtime/test_skim.py",
         "tests/runtime/test_batches.py",
         "tests/runtime/test_transports.py",
+        "tests/runtime/test_telemetry.py",
+        "tests/runtime/test_versions.py",
     ],
 }
 COPIED = ("acpgen", "templates", "schemas", "tests")

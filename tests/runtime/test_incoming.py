@@ -66,3 +66,31 @@ def test_the_peer_cancelling_a_request_is_logged_naming_it(m: ModuleType, caplog
     run(scenario())
     assert "$/cancel_request for 'nope': no such request running" in messages(caplog, logging.DEBUG)
     assert "request 'p' (session/prompt) cancelled by the peer" in messages(caplog, logging.INFO)
+
+
+# ---------------------------------------------------------------- one answer per request
+
+
+def test_a_request_of_an_unknown_method_is_answered_method_not_found(m: ModuleType) -> None:
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Long(m)) as (conn, peer):
+            await peer.send({"jsonrpc": "2.0", "id": 1, "method": "no/such", "params": {}})
+            answer = await peer.recv()
+            assert answer == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found", "data": {"method": "no/such"}}}
+
+    run(scenario())
+
+
+def test_a_call_rejected_unread_is_answered_and_logged(m: ModuleType, caplog: pytest.LogCaptureFixture) -> None:
+    """A call whose frame is broken is answered with the error, and the warning says what
+    was wrong with it."""
+
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Long(m)) as (conn, peer):
+            await peer.send({"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": "x"})
+            answer = await peer.recv()
+            assert answer["id"] == 1 and answer["error"]["code"] == -32600, answer
+
+    caplog.set_level(logging.WARNING)
+    run(scenario())
+    assert messages(caplog, logging.WARNING) == ["frame rejected (answered): Invalid request (params must be an object or an array)"]
