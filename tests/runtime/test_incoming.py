@@ -6,12 +6,16 @@ other promises are in ``test_connection.py``."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import shutil
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+from ..conftest import SCHEMAS, generate, import_file
 from .harness import STYLES, get, line, module, package, raw_peer, run
 
 PROMPT = {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]}
@@ -66,6 +70,43 @@ def test_the_peer_cancelling_a_request_is_logged_naming_it(m: ModuleType, caplog
     run(scenario())
     assert "$/cancel_request for 'nope': no such request running" in messages(caplog, logging.DEBUG)
     assert "request 'p' (session/prompt) cancelled by the peer" in messages(caplog, logging.INFO)
+
+
+def without_cancel_request(folder: Path) -> Path:
+    """The ``rpc`` fixture without ``$/cancel_request``."""
+    shutil.copytree(SCHEMAS / "rpc", folder)
+    meta = json.loads((folder / "meta.json").read_text())
+    del meta["protocolMethods"]
+    (folder / "meta.json").write_text(json.dumps(meta))
+    schema = json.loads((folder / "schema.json").read_text())
+    del schema["$defs"]["CancelRequestNotification"]
+    (folder / "schema.json").write_text(json.dumps(schema))
+    return folder
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_cancel_the_schema_does_not_declare_is_honoured_and_a_malformed_one_ignored(style: str, tmp_path: Path) -> None:
+    """Where the schema has no ``$/cancel_request``, its params are read as they came: one
+    without a ``requestId`` (``{}``, none, an array) cancels nothing (not even a request
+    whose id is ``null``) and breaks nothing; one naming a running request cancels it."""
+    out = generate(without_cancel_request(tmp_path / "rpc_no_cancel"), tmp_path / "out", (style,))
+    m = import_file(out / f"acp_{style}" / "v1.py")
+
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Long(m, seconds=0.3)) as (conn, peer):
+            await peer.send({"jsonrpc": "2.0", "id": None, "method": "session/prompt", "params": PROMPT})
+            await asyncio.sleep(0.05)
+            cancel = {"jsonrpc": "2.0", "method": "$/cancel_request"}
+            await peer.send({**cancel, "params": {}}, cancel, {**cancel, "params": [1]})
+            answer = await peer.recv()
+            assert answer == {"jsonrpc": "2.0", "id": None, "result": {"stopReason": "end_turn"}}
+            await peer.send({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": PROMPT})
+            await asyncio.sleep(0.05)
+            await peer.send({**cancel, "params": {"requestId": 2}})
+            answer = await peer.recv()
+            assert answer["id"] == 2 and answer["error"]["code"] == -32800, answer
+
+    run(scenario())
 
 
 # ---------------------------------------------------------------- one answer per request
