@@ -135,3 +135,55 @@ def test_a_call_rejected_unread_is_answered_and_logged(m: ModuleType, caplog: py
     caplog.set_level(logging.WARNING)
     run(scenario())
     assert messages(caplog, logging.WARNING) == ["frame rejected (answered): Invalid request (params must be an object or an array)"]
+
+
+# ---------------------------------------------------------------- bounds
+
+
+def test_each_kind_of_oversized_line_is_logged_saying_what_became_of_it(m: ModuleType, caplog: pytest.LogCaptureFixture) -> None:
+    """A line over ``max_line``: a request (answered with an error), a notification
+    (dropped), the answer to one of our requests (which fails), an answer to no request, a
+    line nobody can read (dropped; or, while one of our requests waits, the end of the
+    connection). Each warning or error names what was read of it, its size and the limit."""
+    pkg = package(m)
+    pad = "z" * 2000
+    request = line({"jsonrpc": "2.0", "method": "initialize", "params": {"x": pad}, "id": "tail-id"})
+    note = line({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": pad}})
+    stray = line({"jsonrpc": "2.0", "id": 99, "result": {"content": pad}})
+    unknowable = b'["' + pad.encode() + b'"]\n'
+
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Long(m), max_line=1024) as (conn, peer):
+            await peer.send(request)
+            assert (await peer.recv())["id"] == "tail-id"
+            await peer.send(note)
+            asked = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}))
+            sent = await peer.recv()
+            answer = line({"jsonrpc": "2.0", "id": sent["id"], "result": {"content": pad}})
+            await peer.send(answer)
+            with pytest.raises(pkg.OversizedFrameError):
+                await asyncio.wait_for(asked, 5)
+            await peer.send(stray, unknowable)
+            await asyncio.sleep(0.05)
+            assert not conn.is_closed
+            asked = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/b"}))
+            await peer.recv()
+            await peer.send(unknowable)
+            with pytest.raises(pkg.ConnectionClosedError):
+                await asyncio.wait_for(asked, 5)
+            assert conn.is_closed
+            return len(answer) - 1, sent["id"]
+
+    caplog.set_level(logging.WARNING)
+    answer_size, rid = run(scenario())
+    n = len(unknowable) - 1
+    assert messages(caplog, logging.WARNING) == [
+        f"request 'tail-id' (initialize) is a line of {len(request) - 1} bytes, over the limit of 1024: answered with an error",
+        f"notification session/cancel is a line of {len(note) - 1} bytes, over the limit of 1024: dropped",
+        f"the answer to 'fs/read_text_file' (id {rid!r}) is a line of {answer_size} bytes, over the limit of 1024",
+        f"a line of {len(stray) - 1} bytes (over the limit) answers id 99: no request in flight",
+    ]
+    assert messages(caplog, logging.ERROR) == [
+        f"a line of {n} bytes, over the limit of 1024, could not be read: dropped",
+        f"a line of {n} bytes, over the limit of 1024, could not be read: it may answer one of our requests, which would then wait forever",
+    ]
