@@ -112,6 +112,40 @@ def test_a_cancel_the_schema_does_not_declare_is_honoured_and_a_malformed_one_ig
 # ---------------------------------------------------------------- one answer per request
 
 
+def test_a_broken_answer_fails_our_request_saying_why(m: ModuleType, caplog: pytest.LogCaptureFixture) -> None:
+    """An answer to our request whose error object is broken fails the request with
+    :class:`InvalidResultError` naming its method, id and what was wrong, and is logged so;
+    an answer to no request is logged as rejected."""
+    pkg = package(m)
+
+    async def scenario() -> Any:
+        async with raw_peer(m, "agent", Long(m)) as (conn, peer):
+            asked = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}))
+            sent = await peer.recv()
+            await peer.send({"jsonrpc": "2.0", "id": sent["id"], "error": {"code": "x"}})
+            with pytest.raises(pkg.InvalidResultError) as err:
+                await asyncio.wait_for(asked, 5)
+            assert (err.value.method, err.value.id) == ("fs/read_text_file", sent["id"])
+            assert err.value.detail.startswith("Invalid error object: "), err.value.detail
+            await peer.send({"jsonrpc": "2.0", "result": {}})
+            # answered twice in one read, the second answer invalid: the first counts
+            asked = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/b"}))
+            second = await peer.recv()
+            good = {"jsonrpc": "2.0", "id": second["id"], "result": {"content": "c"}}
+            await peer.send(line(good) + line({**good, "result": {"content": 5}}))
+            assert get(await asyncio.wait_for(asked, 5), "content", "content") == "c"
+            await asyncio.sleep(0.05)
+            assert not conn.is_closed
+            return sent["id"]
+
+    caplog.set_level(logging.WARNING)
+    rid = run(scenario())
+    broken, unmatched, twice = messages(caplog, logging.WARNING)
+    assert broken.startswith(f"the answer to 'fs/read_text_file' (id {rid!r}) is invalid: Invalid error object"), broken
+    assert unmatched.startswith("frame rejected: Unmatched response"), unmatched
+    assert twice.startswith("frame rejected: invalid result for 'fs/read_text_file'"), twice
+
+
 def test_a_request_of_an_unknown_method_is_answered_method_not_found(m: ModuleType) -> None:
     async def scenario() -> None:
         async with raw_peer(m, "agent", Long(m)) as (conn, peer):
@@ -155,14 +189,17 @@ def test_each_kind_of_oversized_line_is_logged_saying_what_became_of_it(m: Modul
     async def scenario() -> None:
         async with raw_peer(m, "agent", Long(m), max_line=1024) as (conn, peer):
             await peer.send(request)
-            assert (await peer.recv())["id"] == "tail-id"
+            data = {"reason": "line too long", "size": len(request) - 1, "limit": 1024}
+            error = {"code": -32600, "message": "Invalid request", "data": data}
+            assert await peer.recv() == {"jsonrpc": "2.0", "id": "tail-id", "error": error}
             await peer.send(note)
             asked = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}))
             sent = await peer.recv()
             answer = line({"jsonrpc": "2.0", "id": sent["id"], "result": {"content": pad}})
             await peer.send(answer)
-            with pytest.raises(pkg.OversizedFrameError):
+            with pytest.raises(pkg.OversizedFrameError) as err:
                 await asyncio.wait_for(asked, 5)
+            assert (err.value.size, err.value.limit) == (len(answer) - 1, 1024)
             await peer.send(stray, unknowable)
             await asyncio.sleep(0.05)
             assert not conn.is_closed
