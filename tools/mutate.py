@@ -51,7 +51,7 @@ PACKAGES: dict[str, list[str]] = {
     ],
     "runtime": [
         "tests/runtime/test_connection.py",
-        "tests/runtime/test_connection_cancel.py",
+        "tests/runtime/test_connection_ends.py",
         "tests/runtime/test_incoming.py",
         "tests/runtime/test_jsonrpc.py",
         "tests/runtime/test_skim.py",

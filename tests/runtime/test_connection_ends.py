@@ -1,6 +1,7 @@
-"""Cancellation at the connection (acpgen/runtime/_connection.py), in the three styles, on
-the ``rpc`` fixture: the bounded memory of the requests we gave up on, and ``serve()``
-cancelled. The connection's other promises are in ``test_connection.py``."""
+"""How requests and connections end (acpgen/runtime/_connection.py), in the three styles,
+on the ``rpc`` fixture: the bounded memory of the requests we gave up on, ``serve()``
+cancelled, a write that fails. The connection's other promises are in
+``test_connection.py``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from .harness import STYLES, module, raw_peer, run
+from .harness import STYLES, module, package, raw_peer, run, socket_streams
 from .test_incoming import Long
 
 
@@ -57,5 +58,39 @@ def test_cancelling_serve_closes_the_connection_saying_so(m: ModuleType) -> None
                 await asyncio.wait_for(serving, 5)
             assert conn.is_closed and conn.close_reason == "serve() was cancelled"
             await asyncio.wait_for(conn.closed, 5)
+
+    run(scenario())
+
+
+class _BrokenWriter:
+    """A stream whose peer has gone: every write fails."""
+
+    def write(self, data: bytes) -> None:
+        pass
+
+    async def drain(self) -> None:
+        raise ConnectionResetError("reset by peer")
+
+    def close(self) -> None:
+        pass
+
+    async def wait_closed(self) -> None:
+        pass
+
+
+def test_a_failed_write_fails_the_request_saying_why(m: ModuleType) -> None:
+    pkg = package(m)
+
+    async def scenario() -> None:
+        reader, _, _, peer_w = await socket_streams()
+        conn = m.RPC.connect("agent", reader, _BrokenWriter())
+        conn.start(Long(m))
+        try:
+            with pytest.raises(pkg.ConnectionClosedError) as err:
+                await asyncio.wait_for(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}), 5)
+            assert err.value.reason == "writing to the peer failed: ConnectionResetError('reset by peer')", err.value.reason
+        finally:
+            await asyncio.wait_for(conn.close(), 5)
+            peer_w.close()
 
     run(scenario())
