@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from .harness import STYLES, module, package, raw_peer, run, socket_streams
+from .harness import STYLES, line, module, package, raw_peer, run, socket_streams
 from .test_incoming import Long
 
 
@@ -82,7 +82,7 @@ def test_a_failed_write_fails_the_request_saying_why(m: ModuleType) -> None:
     pkg = package(m)
 
     async def scenario() -> None:
-        reader, _, _, peer_w = await socket_streams()
+        reader, writer, _, peer_w = await socket_streams()
         conn = m.RPC.connect("agent", reader, _BrokenWriter())
         conn.start(Long(m))
         try:
@@ -92,5 +92,31 @@ def test_a_failed_write_fails_the_request_saying_why(m: ModuleType) -> None:
         finally:
             await asyncio.wait_for(conn.close(), 5)
             peer_w.close()
+            writer.close()
 
     run(scenario())
+
+
+def test_an_answer_that_cannot_be_sent_is_logged_with_its_start(m: ModuleType, caplog: pytest.LogCaptureFixture) -> None:
+    """An answer the connection could not write is a debug line: why, and the answer's
+    first 200 bytes."""
+    rid = "i" * 300
+
+    async def scenario() -> None:
+        reader, writer, _, peer_w = await socket_streams()
+        conn = m.RPC.connect("agent", reader, _BrokenWriter())
+        conn.start(Long(m))
+        try:
+            peer_w.write(line({"jsonrpc": "2.0", "id": rid, "method": "no/such", "params": {}}))
+            await peer_w.drain()
+            await asyncio.wait_for(conn.closed, 5)
+        finally:
+            await asyncio.wait_for(conn.close(), 5)
+            peer_w.close()
+            writer.close()
+
+    caplog.set_level(logging.DEBUG)
+    run(scenario())
+    start = b'{"jsonrpc":"2.0","id":"' + b"i" * 177
+    reason = "writing to the peer failed: ConnectionResetError('reset by peer')"
+    assert f"not sent ({reason}): {start!r}" in [r.getMessage() for r in caplog.records]
