@@ -224,3 +224,34 @@ def test_each_kind_of_oversized_line_is_logged_saying_what_became_of_it(m: Modul
         f"a line of {n} bytes, over the limit of 1024, could not be read: dropped",
         f"a line of {n} bytes, over the limit of 1024, could not be read: it may answer one of our requests, which would then wait forever",
     ]
+
+
+def test_notification_handlers_of_two_sessions_awaiting_the_peer_at_the_bound_go_on(m: ModuleType) -> None:
+    """``max_in_flight`` handlers running, each waiting for an answer from the peer: reading
+    goes on (each handler counts once as waiting), or the answers would never be read."""
+
+    class Asking:
+        def __init__(self) -> None:
+            self.conn: Any = None
+            self.handled: list[str] = []
+
+        async def session_update(self, params: Any) -> None:
+            await m.RemoteAgent(self.conn).initialize(load(m, "InitializeRequest", {"protocolVersion": 1}))
+            self.handled.append(get(params, "sessionId", "session_id"))
+
+    async def scenario() -> None:
+        client = Asking()
+        async with raw_peer(m, "client", client, start=False, max_in_flight=2) as (conn, peer):
+            client.conn = conn
+            conn.start(client)
+            await peer.send(update("1", session="a"), update("2", session="b"))
+            asks = await peer.recv_all(2)
+            for ask in asks:
+                await peer.send({"jsonrpc": "2.0", "id": ask["id"], "result": {"protocolVersion": 1}})
+            for _ in range(100):
+                if len(client.handled) == 2:
+                    break
+                await asyncio.sleep(0.02)
+            assert sorted(client.handled) == ["a", "b"]
+
+    run(scenario(), timeout=20)
