@@ -63,6 +63,15 @@ PACKAGES: dict[str, list[str]] = {
 }
 COPIED = ("acpgen", "templates", "schemas", "tests")
 
+# package -> tests of its files left out: they fail under mutmut whatever the mutant (this
+# one imports a generated package by its path in another process, and under mutmut that
+# package's directory is gone by then)
+DESELECTED: dict[str, list[str]] = {
+    "runtime": [
+        "tests/runtime/test_telemetry.py::test_nothing_of_opentelemetry_is_imported_unless_asked"
+    ],
+}
+
 #: the line mutmut puts in each module it mutated, before the first function
 TRAMPOLINE = "from mutmut.mutation.trampoline import wrap_in_trampoline as _mutmut_mutated, MutantDict\n"
 
@@ -167,6 +176,8 @@ def prepare(package: str) -> Path:
     table = dict(tool["mutmut"])
     table["only_mutate"] = [f"acpgen/{package}/*"]
     table["pytest_add_cli_args_test_selection"] = PACKAGES[package]
+    for test in DESELECTED.get(package, []):
+        table["pytest_add_cli_args"] = [*table.get("pytest_add_cli_args", []), "--deselect", test]
     text = ""
     for name, values in (
         ("mutmut", table),
