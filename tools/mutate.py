@@ -118,6 +118,10 @@ def render_package_runtime(style: str, vendored: str | None = None) -> list[Rend
                 _MUTMUT_TRAMPOLINE, _MUTMUT_SHIM.format(name=name), 1
             ) + _MUTMUT_TAIL.format(name=name)
             rendered = _mutmut_dataclasses.replace(rendered, text=text)
+        elif source is not None and "_mutmut_mutated(" in rendered.text:
+            # mutmut changed the line it imports its trampoline with: fail, rather than
+            # leave every mutant of the copies off (see tools/mutate.py)
+            raise RuntimeError(f"{{source}}: no {{_MUTMUT_TRAMPOLINE!r}} to replace")
         out.append(rendered)
     return out
 '''.format(trampoline=TRAMPOLINE)
