@@ -10,6 +10,18 @@ source or test changed (then the results are dropped and the run starts over).
 ``ONLY=<module>[,<module>...]`` narrows a run to some modules of the package;
 ``CHILDREN`` (1 by default) is the number of mutants tested at once. A developer tool:
 ``make test`` never runs it. See docs/project/mutation.md.
+
+The runtime (``PKG=runtime``): ``acpgen build`` copies each runtime module into the package
+it writes, and the tests of the connection import those copies under the package's name.
+mutmut switches a mutant on only in functions whose ``__module__`` is the module it was
+made in (``acpgen.runtime.<module>``), so in the copies every mutant would stay off. In
+the scratch copy only, ``acpgen/render/__init__.py`` gets ``RUNTIME_COPIES`` at its end: its
+``render_package_runtime`` hands out each mutated module with mutmut's import of its
+trampoline replaced by one that names every function of the copy ``acpgen.runtime.<module>``
+(the module the file was copied from; the module itself keeps its own ``__name__``, and its
+classes their ``__module__``). A mutant is then on in every copy of its module, in this
+process and in an agent process it spawns; which tests reach a function is recorded
+under that name too. Sources and tests are unchanged, and so is a run of ``make test``.
 """
 
 from __future__ import annotations
@@ -39,13 +51,80 @@ PACKAGES: dict[str, list[str]] = {
     ],
     "runtime": [
         "tests/runtime/test_connection.py",
+        "tests/runtime/test_connection_ends.py",
+        "tests/runtime/test_incoming.py",
         "tests/runtime/test_jsonrpc.py",
         "tests/runtime/test_skim.py",
         "tests/runtime/test_batches.py",
         "tests/runtime/test_transports.py",
+        "tests/runtime/test_telemetry.py",
+        "tests/runtime/test_versions.py",
     ],
 }
 COPIED = ("acpgen", "templates", "schemas", "tests")
+
+# package -> tests of its files left out: they fail under mutmut whatever the mutant (this
+# one imports a generated package by its path in another process, and under mutmut that
+# package's directory is gone by then)
+DESELECTED: dict[str, list[str]] = {
+    "runtime": [
+        "tests/runtime/test_telemetry.py::test_nothing_of_opentelemetry_is_imported_unless_asked"
+    ],
+}
+
+#: the line mutmut puts in each module it mutated, before the first function
+TRAMPOLINE = "from mutmut.mutation.trampoline import wrap_in_trampoline as _mutmut_mutated, MutantDict\n"
+
+#: appended to the scratch copy of acpgen/render/__init__.py for PKG=runtime (see above)
+RUNTIME_COPIES = '''
+
+# --- added by tools/mutate.py, in the scratch copy only -------------------------------
+# A copy of a mutated runtime module names its functions after the module it was copied
+# from, so that mutmut switches the mutant on there too.
+import dataclasses as _mutmut_dataclasses
+
+_MUTMUT_TRAMPOLINE = {trampoline!r}
+_MUTMUT_SHIM = """from mutmut.mutation.trampoline import wrap_in_trampoline as _mutmut_wrap, MutantDict
+_mutmut_dicts = []
+
+
+def _mutmut_mutated(mutants, *args, **kwargs):
+    _mutmut_dicts.append(mutants)
+    wrap = _mutmut_wrap(mutants, *args, **kwargs)
+
+    def named(function):
+        function.__module__ = {{name!r}}
+        return wrap(function)
+
+    return named
+"""
+_MUTMUT_TAIL = """
+
+for _mutmut_dict in _mutmut_dicts:
+    for _mutmut_function in _mutmut_dict.values():
+        getattr(_mutmut_function, "__func__", _mutmut_function).__module__ = {{name!r}}
+"""
+_mutmut_render_package_runtime = render_package_runtime
+
+
+def render_package_runtime(style: str, vendored: str | None = None) -> list[RenderedFile]:
+    sources = dict(runtime.package_files(style))
+    out = []
+    for rendered in _mutmut_render_package_runtime(style, vendored):
+        source = sources.get(rendered.path.name)
+        if source is not None and _MUTMUT_TRAMPOLINE in rendered.text:
+            name = "acpgen.runtime." + source.stem
+            text = rendered.text.replace(
+                _MUTMUT_TRAMPOLINE, _MUTMUT_SHIM.format(name=name), 1
+            ) + _MUTMUT_TAIL.format(name=name)
+            rendered = _mutmut_dataclasses.replace(rendered, text=text)
+        elif source is not None and "_mutmut_mutated(" in rendered.text:
+            # mutmut changed the line it imports its trampoline with: fail, rather than
+            # leave every mutant of the copies off (see tools/mutate.py)
+            raise RuntimeError(f"{{source}}: no {{_MUTMUT_TRAMPOLINE!r}} to replace")
+        out.append(rendered)
+    return out
+'''.format(trampoline=TRAMPOLINE)
 
 
 def _toml_value(value: object) -> str:
@@ -62,7 +141,8 @@ def _toml_value(value: object) -> str:
 
 def _digest() -> str:
     h = hashlib.sha256()
-    for name in COPIED + ("pyproject.toml",):
+    # this file too: what it adds to the scratch copy (RUNTIME_COPIES) is an input
+    for name in COPIED + ("pyproject.toml", "tools/mutate.py"):
         top = ROOT / name
         for path in sorted([top] if top.is_file() else top.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts:
@@ -90,10 +170,18 @@ def prepare(package: str) -> Path:
         shutil.copytree(
             ROOT / name, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
         )
+    if package == "runtime":
+        render = work / "acpgen" / "render" / "__init__.py"
+        text = render.read_text()
+        if "def render_package_runtime(" not in text:
+            raise SystemExit(f"{render}: no render_package_runtime to wrap (see RUNTIME_COPIES)")
+        render.write_text(text + RUNTIME_COPIES)
     tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]
     table = dict(tool["mutmut"])
     table["only_mutate"] = [f"acpgen/{package}/*"]
     table["pytest_add_cli_args_test_selection"] = PACKAGES[package]
+    for test in DESELECTED.get(package, []):
+        table["pytest_add_cli_args"] = [*table.get("pytest_add_cli_args", []), "--deselect", test]
     text = ""
     for name, values in (
         ("mutmut", table),

@@ -75,6 +75,7 @@ def test_an_observer_sees_every_frame_once_in_order(m: ModuleType) -> None:
             assert [t.line for t in ins if t.whole] == [s for s in expect_in if len(s) <= 4096]
             big = [t for t in ins if not t.whole]
             assert len(big) == 1 and big[0].size == len(expect_in[21]) and expect_in[21].startswith(big[0].line)
+            assert big[0].whole is False and big[0].direction == "in"
             assert big[0].message() is None and ins[0].message()["method"] == "session/update"
             assert [json.loads(t.line) for t in outs] == answers
             assert all(t.size == len(t.line) for t in outs)

@@ -1,0 +1,122 @@
+"""How requests and connections end (acpgen/runtime/_connection.py), in the three styles,
+on the ``rpc`` fixture: the bounded memory of the requests we gave up on, ``serve()``
+cancelled, a write that fails. The connection's other promises are in
+``test_connection.py``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from types import ModuleType
+
+import pytest
+
+from .harness import STYLES, line, module, package, raw_peer, run, socket_streams
+from .test_incoming import Long
+
+
+@pytest.fixture(params=STYLES)
+def m(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    return module(request.param, tmp_path_factory.mktemp(f"rpc-{request.param}"))
+
+
+def test_the_last_1024_requests_we_gave_up_on_are_remembered(m: ModuleType, caplog: pytest.LogCaptureFixture) -> None:
+    """A late answer to a request we cancelled is expected (a debug line), for the last 1,024
+    of them; an answer to one cancelled before those is a stray answer (a warning)."""
+
+    async def scenario() -> list[int]:
+        async with raw_peer(m, "agent", Long(m)) as (conn, peer):
+            asked = [asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"})) for _ in range(1025)]
+            ids = [frame["id"] for frame in await peer.recv_all(1025)]
+            for task in asked:
+                task.cancel()
+            await asyncio.gather(*asked, return_exceptions=True)
+            cancels = await peer.recv_all(1025)
+            assert [c["params"]["requestId"] for c in cancels] == ids
+            caplog.clear()
+            for rid in (ids[0], ids[1], ids[-1]):
+                await peer.send({"jsonrpc": "2.0", "id": rid, "result": {"content": "late"}})
+            await asyncio.sleep(0.1)
+            return ids
+
+    caplog.set_level(logging.DEBUG)
+    ids = run(scenario())
+    records = [(r.levelno, r.getMessage()) for r in caplog.records if not r.name.startswith("asyncio")]
+    assert [r for r in records if r[0] >= logging.WARNING] == [(logging.WARNING, f"response to id {ids[0]!r} with no request in flight")]
+    late = [text for level, text in records if text.startswith("late answer")]
+    assert late == [f"late answer to cancelled request {ids[1]!r}", f"late answer to cancelled request {ids[-1]!r}"]
+
+
+def test_cancelling_serve_closes_the_connection_saying_so(m: ModuleType) -> None:
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Long(m), start=False) as (conn, peer):
+            serving = asyncio.ensure_future(conn.serve(Long(m)))
+            await asyncio.sleep(0.05)
+            assert not conn.is_closed
+            serving.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await asyncio.wait_for(serving, 5)
+            assert conn.is_closed and conn.close_reason == "serve() was cancelled"
+            await asyncio.wait_for(conn.closed, 5)
+
+    run(scenario())
+
+
+class _BrokenWriter:
+    """A stream whose peer has gone: every write fails."""
+
+    def write(self, data: bytes) -> None:
+        pass
+
+    async def drain(self) -> None:
+        raise ConnectionResetError("reset by peer")
+
+    def close(self) -> None:
+        pass
+
+    async def wait_closed(self) -> None:
+        pass
+
+
+def test_a_failed_write_fails_the_request_saying_why(m: ModuleType) -> None:
+    pkg = package(m)
+
+    async def scenario() -> None:
+        reader, writer, _, peer_w = await socket_streams()
+        conn = m.RPC.connect("agent", reader, _BrokenWriter())
+        conn.start(Long(m))
+        try:
+            with pytest.raises(pkg.ConnectionClosedError) as err:
+                await asyncio.wait_for(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}), 5)
+            assert err.value.reason == "writing to the peer failed: ConnectionResetError('reset by peer')", err.value.reason
+        finally:
+            await asyncio.wait_for(conn.close(), 5)
+            peer_w.close()
+            writer.close()
+
+    run(scenario())
+
+
+def test_an_answer_that_cannot_be_sent_is_logged_with_its_start(m: ModuleType, caplog: pytest.LogCaptureFixture) -> None:
+    """An answer the connection could not write is a debug line: why, and the answer's
+    first 200 bytes."""
+    rid = "i" * 300
+
+    async def scenario() -> None:
+        reader, writer, _, peer_w = await socket_streams()
+        conn = m.RPC.connect("agent", reader, _BrokenWriter())
+        conn.start(Long(m))
+        try:
+            peer_w.write(line({"jsonrpc": "2.0", "id": rid, "method": "no/such", "params": {}}))
+            await peer_w.drain()
+            await asyncio.wait_for(conn.closed, 5)
+        finally:
+            await asyncio.wait_for(conn.close(), 5)
+            peer_w.close()
+            writer.close()
+
+    caplog.set_level(logging.DEBUG)
+    run(scenario())
+    start = b'{"jsonrpc":"2.0","id":"' + b"i" * 177
+    reason = "writing to the peer failed: ConnectionResetError('reset by peer')"
+    assert f"not sent ({reason}): {start!r}" in [r.getMessage() for r in caplog.records]
