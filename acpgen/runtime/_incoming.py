@@ -318,7 +318,10 @@ class Incoming:
         rid = (
             params.get("requestId", _MISSING) if isinstance(params, dict) else _MISSING
         )
-        entry = self._incoming.get(rid) if rid is not _MISSING else None  # type: ignore[arg-type]
+        if rid is _MISSING:
+            self.log.debug("%s without a requestId: nothing cancelled", CANCEL_METHOD)
+            return
+        entry = self._incoming.get(rid)  # type: ignore[arg-type]
         if entry is None:
             self.log.debug("%s for %r: no such request running", CANCEL_METHOD, rid)
             return

@@ -85,7 +85,9 @@ def without_cancel_request(folder: Path) -> Path:
 
 
 @pytest.mark.parametrize("style", STYLES)
-def test_a_cancel_the_schema_does_not_declare_is_honoured_and_a_malformed_one_ignored(style: str, tmp_path: Path) -> None:
+def test_a_cancel_the_schema_does_not_declare_is_honoured_and_a_malformed_one_ignored(
+    style: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """Where the schema has no ``$/cancel_request``, its params are read as they came: one
     without a ``requestId`` (``{}``, none, an array) cancels nothing (not even a request
     whose id is ``null``) and breaks nothing; one naming a running request cancels it."""
@@ -106,7 +108,9 @@ def test_a_cancel_the_schema_does_not_declare_is_honoured_and_a_malformed_one_ig
             answer = await peer.recv()
             assert answer["id"] == 2 and answer["error"]["code"] == -32800, answer
 
+    caplog.set_level(logging.DEBUG)
     run(scenario())
+    assert messages(caplog, logging.DEBUG).count("$/cancel_request without a requestId: nothing cancelled") == 3
 
 
 # ---------------------------------------------------------------- one answer per request
