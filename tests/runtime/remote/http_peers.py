@@ -6,6 +6,7 @@ what it receives."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -215,3 +216,13 @@ class Seen:
             return event
 
         await self.app(scope, reading, send)
+
+
+def package(v1: ModuleType) -> ModuleType:
+    """The generated package ``v1`` belongs to (its errors, its runtime)."""
+    return sys.modules[str(v1.__package__)]
+
+
+def run(coro: Any, timeout: float = 60) -> Any:
+    """``coro`` to its end, within ``timeout`` s."""
+    return asyncio.run(asyncio.wait_for(coro, timeout))

@@ -6,28 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import sys
 from types import ModuleType
 from typing import Any
 
 import pytest
 
 from .harness import served
-from .http_peers import Record, Seen, app_for, bindings, client_class, new_session, prompt, start
+from .http_peers import Record, Seen, app_for, bindings, client_class, new_session, package, prompt, run, start
 
 
 
 @pytest.fixture(scope="module")
 def v1(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     return bindings(tmp_path_factory)
-
-
-def package(v1: ModuleType) -> ModuleType:
-    return sys.modules[str(v1.__package__)]
-
-
-def run(coro: Any, timeout: float = 60) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
 @pytest.mark.parametrize("http2", [False, True], ids=["http1.1", "http2"])

@@ -5,14 +5,13 @@ ends, a stream whose status never comes. Every test is bounded in time."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from types import ModuleType
 from typing import Any
 
 import pytest
 
 from .harness import served
-from .http_peers import Record, app_for, bindings, client_class, new_session, prompt, start
+from .http_peers import Record, app_for, bindings, client_class, new_session, package, prompt, run, start
 
 BOTH = pytest.mark.parametrize("http2", [False, True], ids=["http1.1", "http2"])
 
@@ -20,14 +19,6 @@ BOTH = pytest.mark.parametrize("http2", [False, True], ids=["http1.1", "http2"])
 @pytest.fixture(scope="module")
 def v1(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     return bindings(tmp_path_factory)
-
-
-def package(v1: ModuleType) -> ModuleType:
-    return sys.modules[str(v1.__package__)]
-
-
-def run(coro: Any, timeout: float = 30) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
 def is_stream(scope: Any, session: bool) -> bool:

@@ -143,16 +143,21 @@ def test_an_idle_server_that_answers_pings_is_kept(m: ModuleType) -> None:
 
     async def scenario() -> None:
         async with served(answering()) as base:
-            conn = await m.RPC.connect_url(base.replace("http", "ws") + "/acp", heartbeat=0.2)
-            conn.start(object())
-            agent = m.RemoteAgent(conn)
-            await agent.initialize(m.InitializeRequest(protocol_version=1))
-            await asyncio.sleep(1.5)
-            assert not conn.is_closed, conn.close_reason
-            assert (await agent.initialize(m.InitializeRequest(protocol_version=1))).protocol_version == 1
-            await conn.close()
+            await stays_up(m, base.replace("http", "ws") + "/acp", 0.2)
 
     run(scenario(), 30)
+
+
+async def stays_up(m: ModuleType, url: str, heartbeat: float | None) -> None:
+    """Connected to ``url``, idle for 1.5 s: still open, and answering."""
+    conn = await m.RPC.connect_url(url, heartbeat=heartbeat)
+    conn.start(object())
+    agent = m.RemoteAgent(conn)
+    await agent.initialize(m.InitializeRequest(protocol_version=1))
+    await asyncio.sleep(1.5)
+    assert not conn.is_closed, conn.close_reason
+    assert (await agent.initialize(m.InitializeRequest(protocol_version=1))).protocol_version == 1
+    await conn.close()
 
 
 def test_the_servers_pings_are_answered(m: ModuleType) -> None:
@@ -170,14 +175,7 @@ def test_the_servers_pings_are_answered(m: ModuleType) -> None:
     async def scenario() -> None:
         async with serve(handler, "127.0.0.1", 0, ping_interval=0.2, ping_timeout=0.2) as server:
             port = next(iter(server.sockets)).getsockname()[1]
-            conn = await m.RPC.connect_url(f"ws://127.0.0.1:{port}/acp", heartbeat=None)
-            conn.start(object())
-            agent = m.RemoteAgent(conn)
-            await agent.initialize(m.InitializeRequest(protocol_version=1))
-            await asyncio.sleep(1.5)
-            assert not conn.is_closed, conn.close_reason
-            assert (await agent.initialize(m.InitializeRequest(protocol_version=1))).protocol_version == 1
-            await conn.close()
+            await stays_up(m, f"ws://127.0.0.1:{port}/acp", None)
 
     run(scenario(), 30)
 
