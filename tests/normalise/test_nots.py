@@ -207,25 +207,25 @@ def test_a_forbidden_member_is_read(tmp_path: Path, guard: dict[str, Any], forbi
 
 
 def test_an_objects_own_not_is_a_branch(tmp_path: Path) -> None:
-    ctx, x = _read(tmp_path, {"type": "object", "not": WITHOUT_HINT})
+    # the branch's origin is the `not`, with the overlays that wrote it
+    def origin(ctx: Context, pointer: str = "/$defs/X/not") -> ir.Origin:
+        return ir.Origin(ctx.source.path, pointer, ("rfd-x",) if pointer.endswith("/not") else ())
+
+    def marked(guard: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "not": guard | {"x-acpgen-overlay": "rfd-x"}}
+
+    ctx, x = _read(tmp_path, marked(WITHOUT_HINT))
+    (branch,) = forbidding_branch(ctx, x, "/$defs/X")
+    assert branch == ir.Mixin(None, None, None, (), origin(ctx), "without hint", "/$defs/X/not", "anyOf", absent=("hint",))
+    ctx, x = _read(tmp_path, marked(NOT_A_OR_B))
     (branch,) = forbidding_branch(ctx, x, "/$defs/X")
     assert branch == ir.Mixin(
-        None, None, None, (), ir.Origin(ctx.source.path, "/$defs/X/not"), "without hint", "/$defs/X/not", "anyOf",
-        absent=("hint",),
+        None, None, None, (), origin(ctx), "kind not a, b", "/$defs/X/not", "anyOf", excludes=(("kind", ("a", "b")),)
     )
-    ctx, x = _read(tmp_path, {"type": "object", "not": NOT_A_OR_B})
+    ctx, x = _read(tmp_path, marked(AGENT_ONLY))
     (branch,) = forbidding_branch(ctx, x, "/$defs/X")
-    assert branch == ir.Mixin(
-        None, None, None, (), ir.Origin(ctx.source.path, "/$defs/X/not"), "kind not a, b", "/$defs/X/not", "anyOf",
-        excludes=(("kind", ("a", "b")),),
-    )
-    ctx, x = _read(tmp_path, {"type": "object", "not": AGENT_ONLY})
-    (branch,) = forbidding_branch(ctx, x, "/$defs/X")
-    field = ir.Field("type", ir.Lit(("agent",)), False, ir.Origin(ctx.source.path, "/$defs/X/not/properties/type/not/const"))
-    assert branch == ir.Mixin(
-        None, None, None, (field,), ir.Origin(ctx.source.path, "/$defs/X/not"), "type absent or agent", "/$defs/X/not",
-        "anyOf",
-    )
+    field = ir.Field("type", ir.Lit(("agent",)), False, origin(ctx, "/$defs/X/not/properties/type/not/const"))
+    assert branch == ir.Mixin(None, None, None, (field,), origin(ctx), "type absent or agent", "/$defs/X/not", "anyOf")
     assert branch.fields[0].required is False
     ctx, x = _read(tmp_path, {"type": "object"})
     assert forbidding_branch(ctx, x, "/$defs/X") == ()
