@@ -20,6 +20,8 @@ def test_case_reports_exactly_its_records(tmp_path: Path, snapshot, name: str) -
     assert render_text(changes, [], explain=True) == snapshot
     for subject, note in CASES[name].get("notes", {}).items():  # the gate a record names (stable file)
         assert [c.note for c in changes if c.subject == subject and c.file == FILES["s"]] == [note], subject
+    for subject, values in CASES[name].get("values", {}).items():  # what it was and is (`old`, `new` in JSON)
+        assert [[c.old, c.new] for c in changes if c.subject == subject and c.file == FILES["s"]] == [values], subject
 
 
 def test_every_rule_has_a_fixture_pair() -> None:
