@@ -172,26 +172,51 @@ class Walk(Variants):
         old_items = {name for name, _ in _items(self.pair.old)}
         new_items = {name for name, _ in _items(self.pair.new)}
         for item in sorted(was - now):
-            if item in new_items and not _covered(item, now) and not _inside(item, was - now):
-                self.emit("moved-to-stable", _subject(item), f"{_subject(item)} is now stable", variant=self._label(item))
+            if item in new_items and not _covered(item, now) and not self._inside(item, was - now):
+                subject = self._subject(item)
+                self.emit("moved-to-stable", subject, f"{subject} is now stable", variant=self._label(item))
         for item in sorted(now - was):
-            if item in old_items and not _covered(item, was) and not _inside(item, now - was):
+            if item in old_items and not _covered(item, was) and not self._inside(item, now - was):
+                subject = self._subject(item)
                 self.emit(
-                    "moved-to-unstable", _subject(item), f"{_subject(item)} is now unstable", dirn.BOTH,
+                    "moved-to-unstable", subject, f"{subject} is now unstable", dirn.BOTH,
                     variant=self._label(item),
                 )
 
+    def _split(self, item: str) -> tuple[str, str, str]:
+        """``Def|V.member`` as (``Def``, ``V``, ``member``); an enum value is whole, dots
+        and all (``Model|gpt-4.1``: the value ``gpt-4.1``, no member)."""
+        owner, _, rest = item.partition("|")
+        for defs in (self.nd, self.od):
+            d = defs.get(owner)
+            if isinstance(d, ir.EnumDef) and any(str(v.value) == rest for v in d.values):
+                return owner, rest, ""
+        head, _, member = rest.partition(".")
+        return owner, head, member
+
+    def _subject(self, item: str) -> str:
+        if item.startswith("method:"):
+            return item.removeprefix("method:")
+        owner, _, member = self._split(item)
+        return f"{owner}.{member}" if member else owner
+
+    def _inside(self, item: str, moved: set[str]) -> bool:
+        """A member of a variant that moved with it (``Def|V.field`` with ``Def|V``)."""
+        owner, head, member = self._split(item)
+        return "|" in item and bool(member) and f"{owner}|{head}" in moved
+
     def _label(self, item: str) -> str | None:
         """An item's variant as the stable file labels it: its tag, else its title."""
-        owner, _, rest = item.partition("|")
-        key = rest.partition(".")[0]
+        owner, key, _ = self._split(item)
+        if "|" not in item:
+            return None
         for defs in (self.nd, self.od):
             d = defs.get(owner)
             if isinstance(d, ir.TaggedUnionDef):
                 for v in d.variants:
                     if v.key == key:
                         return _vid(v)
-        return _variant(item)
+        return key.rpartition("#")[2]
 
 
 def _items(p: ir.Protocol) -> Iterable[tuple[str, str | None]]:
@@ -203,27 +228,10 @@ def _covered(item: str, marks: set[str]) -> bool:
     return re.split(r"[.|]", item, maxsplit=1)[0] in marks and not item.startswith("method:")
 
 
-def _inside(item: str, moved: set[str]) -> bool:
-    """A member of a variant that moved with it (``Def|V.field`` with ``Def|V``)."""
-    head = item.partition(".")[0]
-    return "|" in item and head != item and head in moved
 
 
-def _subject(item: str) -> str:
-    if item.startswith("method:"):
-        return item.removeprefix("method:")
-    owner, _, rest = item.partition("|")
-    if not rest:
-        return owner
-    _, _, member = rest.partition(".")
-    return f"{owner}.{member}" if member else owner
 
 
-def _variant(item: str) -> str | None:
-    _, _, rest = item.partition("|")
-    if not rest:
-        return None
-    return rest.partition(".")[0].rpartition("#")[2]
 
 
 def _one_member(d: ir.Def, defs: dict[str, ir.Def]) -> ir.Def:
