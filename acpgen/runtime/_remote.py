@@ -308,7 +308,8 @@ def listening_socket(host: str, port: int) -> socket.socket:
     """A :class:`SizedListener` bound to ``host``:``port`` (IPv6 when the host has a
     colon), not yet listening (the server listens on it)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = SizedListener(family, socket.SOCK_STREAM)
+    # TCP named: asyncio sets TCP_NODELAY on the connections of a TCP socket only
+    sock = SizedListener(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))

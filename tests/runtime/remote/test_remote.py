@@ -55,11 +55,36 @@ def test_a_sized_listener_accepts_sized_sockets_as_socket_accept_does() -> None:
     with listener, client, accepted:
         assert isinstance(accepted, _remote.SizedSocket)
         assert accepted.family == socket.AF_INET and accepted.type == socket.SOCK_STREAM
+        assert accepted.proto == socket.IPPROTO_TCP
         assert accepted.gettimeout() is None  # blocking, as socket.accept gives it
         assert accepted.getpeername() == client.getsockname()
         client.sendall(b"y" * 100_000)
         assert 0 < len(accepted.recv(256 * 1024)) <= _remote.READ_SIZE
         assert listener.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR)
+
+
+def test_the_connections_a_sized_listener_serves_have_nodelay() -> None:
+    """asyncio turns Nagle's algorithm off (TCP_NODELAY) only on sockets of the TCP
+    protocol: without it an answer written in two parts waits for the peer's delayed
+    acknowledgement (tens of milliseconds)."""
+
+    async def scenario() -> None:
+        seen: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        class Probe(asyncio.Protocol):
+            def connection_made(self, transport: Any) -> None:
+                sock = transport.get_extra_info("socket")
+                seen.set_result(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                transport.close()
+
+        listener = _remote.listening_socket("127.0.0.1", 0)
+        server = await asyncio.get_running_loop().create_server(Probe, sock=listener)
+        async with server:
+            _, writer = await asyncio.open_connection("127.0.0.1", listener.getsockname()[1])
+            assert await asyncio.wait_for(seen, 5) != 0
+            writer.close()
+
+    run(scenario(), 30)
 
 
 def test_a_listening_socket_on_an_ipv6_host() -> None:
