@@ -7,7 +7,8 @@ project's ``[tool.mutmut]`` with ``only_mutate`` and the tests of that package (
 that mirror it, listed below). Results stay there between runs, so a run cut short by
 ``MINUTES`` (30 by default) goes on where it stopped when started again, as long as no
 source or test changed (then the results are dropped and the run starts over).
-``ONLY=<module>[,<module>...]`` narrows a run to some modules of the package;
+``ONLY=<module>[,<module>...]`` narrows a run to some modules of the package (``__init__``
+for its ``__init__.py``);
 ``CHILDREN`` (1 by default) is the number of mutants tested at once. A developer tool:
 ``make test`` never runs it. See docs/project/mutation.md.
 
@@ -48,6 +49,7 @@ PACKAGES: dict[str, list[str]] = {
         "tests/diff/test_ignore.py",
         "tests/diff/test_direction.py",
         "tests/diff/test_model.py",
+        "tests/diff/test_dataflow.py",
     ],
     "runtime": [
         "tests/runtime/test_connection.py",
@@ -174,14 +176,20 @@ def prepare(package: str) -> Path:
         render = work / "acpgen" / "render" / "__init__.py"
         text = render.read_text()
         if "def render_package_runtime(" not in text:
-            raise SystemExit(f"{render}: no render_package_runtime to wrap (see RUNTIME_COPIES)")
+            raise SystemExit(
+                f"{render}: no render_package_runtime to wrap (see RUNTIME_COPIES)"
+            )
         render.write_text(text + RUNTIME_COPIES)
     tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]
     table = dict(tool["mutmut"])
     table["only_mutate"] = [f"acpgen/{package}/*"]
     table["pytest_add_cli_args_test_selection"] = PACKAGES[package]
     for test in DESELECTED.get(package, []):
-        table["pytest_add_cli_args"] = [*table.get("pytest_add_cli_args", []), "--deselect", test]
+        table["pytest_add_cli_args"] = [
+            *table.get("pytest_add_cli_args", []),
+            "--deselect",
+            test,
+        ]
     text = ""
     for name, values in (
         ("mutmut", table),
@@ -204,7 +212,7 @@ def main(argv: list[str]) -> int:
     minutes = float(os.environ.get("MINUTES", "30"))
     children = os.environ.get("CHILDREN", "1")
     only = os.environ.get("ONLY", "")  # modules of the package: ONLY=exclusive,types
-    names = [f"acpgen.{package}.{m}.*" for m in only.split(",") if m]
+    names = [n for m in only.split(",") if m for n in _patterns(package, m)]
     work = prepare(package)
     mutmut = str(Path(sys.executable).parent / "mutmut")
     env = dict(
@@ -238,6 +246,15 @@ def main(argv: list[str]) -> int:
     )
     print(kill_rates(every.stdout))
     return 0
+
+
+def _patterns(package: str, module: str) -> list[str]:
+    """mutmut's names of the mutants of one module of the package. Those of its
+    ``__init__.py`` are named after the package itself: ``acpgen.diff.x_release__mutmut_1``
+    (a function), ``acpgen.diff.xǁReleaseǁlabel__mutmut_1`` (a method)."""
+    if module == "__init__":
+        return [f"acpgen.{package}.x_*", f"acpgen.{package}.xǁ*"]
+    return [f"acpgen.{package}.{module}.*"]
 
 
 def kill_rates(results: str) -> str:
