@@ -350,12 +350,13 @@ def test_the_file_is_read_as_utf8_whatever_the_locale(tmp_path: Path) -> None:
         "LANG": "C",
         "PYTHONUTF8": "0",
         "PYTHONIOENCODING": "ascii",
-        # this acpgen (the one under test), not one installed elsewhere
-        "PYTHONPATH": str(Path(acpgen.__file__).parent.parent),
     }
     done = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path / "i.toml")],
         env=env,
+        # from the directory of this acpgen (the one under test, not one installed
+        # elsewhere), which holds the project's configuration as well
+        cwd=Path(acpgen.__file__).parent.parent,
         capture_output=True,
         text=True,
         timeout=60,
