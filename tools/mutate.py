@@ -55,6 +55,8 @@ PACKAGES: dict[str, list[str]] = {
     "runtime": [
         "tests/runtime/test_connection.py",
         "tests/runtime/test_connection_ends.py",
+        "tests/runtime/test_connection_observers.py",
+        "tests/runtime/test_frames.py",
         "tests/runtime/test_incoming.py",
         "tests/runtime/test_jsonrpc.py",
         "tests/runtime/test_skim.py",

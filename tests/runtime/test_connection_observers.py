@@ -18,7 +18,9 @@ from .test_versions import INFO, _raw_agent, both, init  # noqa: F401 - both: a 
 
 
 @pytest.fixture(params=STYLES)
-def m(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+def m(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> ModuleType:
     return module(request.param, tmp_path_factory.mktemp(f"rpc-{request.param}"))
 
 
@@ -35,7 +37,11 @@ class Client:
 
 
 def update(text: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {"type": "text", "text": text}}}
+    return {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "s", "update": {"type": "text", "text": text}},
+    }
 
 
 async def handled(client: Client, count: int) -> None:
@@ -59,7 +65,14 @@ def test_an_observer_added_later_sees_the_frames_from_then_on(m: ModuleType) -> 
             await handled(client, 1)
             conn.add_observer(seen.append)
             note = line(update("seen"))
-            ask = line({"jsonrpc": "2.0", "id": 5, "method": "fs/read_text_file", "params": {"sessionId": "s", "path": "/a"}})
+            ask = line(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 5,
+                    "method": "fs/read_text_file",
+                    "params": {"sessionId": "s", "path": "/a"},
+                }
+            )
             await peer.send(note, ask)
             answer = await peer.recv()
             assert answer == {"jsonrpc": "2.0", "id": 5, "result": {"content": "c"}}
@@ -79,7 +92,9 @@ def test_an_observer_added_later_sees_the_frames_from_then_on(m: ModuleType) -> 
     run(scenario(), timeout=30)
 
 
-def test_a_failing_observer_is_logged_by_name_and_the_others_see_on(m: ModuleType, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_failing_observer_is_logged_by_name_and_the_others_see_on(
+    m: ModuleType, caplog: pytest.LogCaptureFixture
+) -> None:
     calls: list[Any] = []
     seen: list[Any] = []
 
@@ -95,7 +110,10 @@ def test_a_failing_observer_is_logged_by_name_and_the_others_see_on(m: ModuleTyp
 
     async def scenario() -> None:
         client = Client(m)
-        async with raw_peer(m, "client", client, observers=[broken, seen.append]) as (conn, peer):
+        async with raw_peer(m, "client", client, observers=[broken, seen.append]) as (
+            conn,
+            peer,
+        ):
             await peer.send(update("0"), update("1"))
             await handled(client, 2)
         assert calls == seen[:1]
@@ -104,28 +122,50 @@ def test_a_failing_observer_is_logged_by_name_and_the_others_see_on(m: ModuleTyp
     with caplog.at_level(logging.ERROR):
         run(scenario(), timeout=30)
     failed = [r for r in caplog.records if r.levelno == logging.ERROR]
-    assert [r.getMessage() for r in failed] == ["observer <broken observer> failed: removed"]
-    assert failed[0].exc_info is not None and str(failed[0].exc_info[1]) == "observer bug"
+    assert [r.getMessage() for r in failed] == [
+        "observer <broken observer> failed: removed"
+    ]
+    assert (
+        failed[0].exc_info is not None and str(failed[0].exc_info[1]) == "observer bug"
+    )
 
 
-def test_lines_read_before_the_version_is_chosen_are_seen_as_they_came(both: dict[int, ModuleType]) -> None:
+def test_lines_read_before_the_version_is_chosen_are_seen_as_they_came(
+    both: dict[int, ModuleType],
+) -> None:
     """A notification before ``initialize`` (ignored), a request refused, and the
-    ``initialize`` that chooses the version: each seen once, "in", whole, with its size."""
+    ``initialize`` that chooses the version: each seen once, "in", whole, with its size.
+    """
     traffic = importlib.import_module(f"{both[2].__package__}._telemetry").Traffic
 
     async def scenario() -> None:
         seen: list[Any] = []
         conn, peer = await _raw_agent(both, [], observers=[seen.append])
         sent = [
-            line({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}),
-            line({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/"}}),
+            line(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "session/cancel",
+                    "params": {"sessionId": "s"},
+                }
+            ),
+            line(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "session/new",
+                    "params": {"cwd": "/"},
+                }
+            ),
             line(init(2, 2, info=INFO)),
         ]
         await peer.send(sent[0], sent[1])
         assert (await peer.recv())["error"]["code"] == -32600
         await peer.send(sent[2])
         assert (await peer.recv())["result"]["protocolVersion"] == 2
-        assert [t for t in seen if t.direction != "out"] == [traffic("in", s[:-1], len(s) - 1) for s in sent]
+        assert [t for t in seen if t.direction != "out"] == [
+            traffic("in", s[:-1], len(s) - 1) for s in sent
+        ]
         await asyncio.wait_for(conn.close(), 5)
 
     run(scenario())
