@@ -262,3 +262,27 @@ def test_the_first_cause_of_loss_stands(m: ModuleType) -> None:
             writer.close()
 
     run(scenario())
+
+
+def test_a_request_before_serving_says_what_to_do(m: ModuleType) -> None:
+    pkg = package(m)
+
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Long(m), start=False) as (conn, _peer):
+            with pytest.raises(pkg.ConnectionClosedError) as err:
+                await asyncio.wait_for(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}), 1)
+            assert str(err.value) == "the connection is not serving: nothing would read the answer (call start() or serve() first)"
+            assert err.value.returncode is None and not conn.is_closed
+
+    run(scenario())
+
+
+def test_an_agent_that_exits_before_serving_closes_the_connection(m: ModuleType) -> None:
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Long(m), start=False) as (conn, _peer):
+            exited = _exit_tie(conn)
+            exited.set_result(4)
+            await asyncio.wait_for(conn.closed, 5)
+            assert conn.close_reason == "the agent process exited with status 4"
+
+    run(scenario())
