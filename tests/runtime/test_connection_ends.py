@@ -1,7 +1,8 @@
 """How requests and connections end (acpgen/runtime/_connection.py), in the three styles,
 on the ``rpc`` fixture: the bounded memory of the requests we gave up on, ``serve()``
-cancelled, a write that fails. The connection's other promises are in
-``test_connection.py``."""
+cancelled, a write that fails, a request cancelled or made when no answer can come,
+``wait_closed``, and the reason a lost connection closes for (the first cause, with the
+agent's exit status). The connection's other promises are in ``test_connection.py``."""
 
 from __future__ import annotations
 
