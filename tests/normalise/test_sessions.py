@@ -23,9 +23,11 @@ def field(name: str, t: ir.TypeExpr, required: bool = True) -> ir.Field:
 STRING = ir.Prim("string")
 DEFS: dict[str, ir.Def] = {
     "SessionId": ir.AliasDef("SessionId", ORIGIN, STRING),
+    "Wrapped": ir.AliasDef("Wrapped", ORIGIN, ir.Ref("SessionId")),
     "Loop": ir.AliasDef("Loop", ORIGIN, ir.Ref("Loop")),
     "Direct": obj("Direct", field("sessionId", STRING), field("x", ir.Prim("integer"))),
     "ByAlias": obj("ByAlias", field("sessionId", ir.Ref("SessionId"))),
+    "ByTwoAliases": obj("ByTwoAliases", field("sessionId", ir.Ref("Wrapped"))),
     "Optional": obj("Optional", field("sessionId", ir.Ref("SessionId"), required=False)),
     "Number": obj("Number", field("sessionId", ir.Prim("integer"))),
     "Nullable": obj("Nullable", field("sessionId", ir.Nullable(STRING))),
@@ -37,6 +39,7 @@ DEFS: dict[str, ir.Def] = {
 def test_a_required_string_session_id_names_the_session() -> None:
     assert session_member("Direct", DEFS) == "sessionId"
     assert session_member("ByAlias", DEFS) == "sessionId"
+    assert session_member("ByTwoAliases", DEFS) == "sessionId"
 
 
 def test_anything_else_is_about_no_session() -> None:
