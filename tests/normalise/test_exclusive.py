@@ -580,3 +580,25 @@ def test_objects_nested_deep_are_compared_once_per_pair() -> None:
     calls[0] = 0
     assert may_overlap({"$ref": "#/$defs/A20"}, {"$ref": "#/$defs/B20"}, resolve) is False
     assert calls[0] <= 8 * 20, calls[0]
+
+
+def test_a_shared_memo_keeps_each_pair_apart() -> None:
+    """The answers kept for one union's pairs are kept per pair, not per first schema."""
+    text, number, anything = {"type": "string"}, {"type": "number"}, {}
+    memo: dict[Any, bool] = {}
+    assert may_overlap(text, number, _resolve, memo=memo) is False
+    assert may_overlap(text, anything, _resolve, memo=memo) is True
+    assert may_overlap(text, number, _resolve, memo=memo) is False
+
+
+def test_a_pair_met_again_inside_itself_proves_nothing() -> None:
+    """Two schemas each requiring a member of their own kind: the inner meeting of the same
+    pair is taken as "may overlap", so the pair is not called disjoint."""
+
+    def resolve(ref: str) -> Any:
+        return {"A": a, "B": b}[ref.rsplit("/", 1)[-1]]
+
+    a = _obj({"next": _ref("A")}, ["next"])
+    b = _obj({"next": _ref("B")}, ["next"])
+    assert may_overlap(a, b, resolve) is True
+    assert may_overlap(a, b, resolve, memo={}) is True
