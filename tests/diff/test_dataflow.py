@@ -67,6 +67,11 @@ def _protocol(defs: list[Any], methods: list[ir.Method]) -> ir.Protocol:
     return ir.Protocol("schema.json", "", "v1", "stable", tuple(defs), tuple(methods))
 
 
+def _session_result(*fields: ir.Field) -> ir.ObjectDef:
+    """The result of ``session/new``: its session (received for sure) and ``fields``."""
+    return _obj("NewSessionResponse", _f("sessionId", _ref("SessionId")), *fields)
+
+
 SET_MODEL = _request(
     "session/set_model", "agent", "SetModelRequest", "SetModelResponse"
 )
@@ -82,9 +87,7 @@ BASE_DEFS: list[Any] = [
     ),
     _obj("SetModelResponse"),
     _obj("NewSessionRequest", _f("cwd", STR)),
-    _obj(
-        "NewSessionResponse",
-        _f("sessionId", _ref("SessionId")),
+    _session_result(
         _f(
             "models",
             _ref("SessionModelState"),
@@ -175,9 +178,7 @@ def test_an_identifier_the_caller_receives_only_in_an_optional_member_gates_the_
 
 
 def test_an_identifier_received_by_a_required_path_gates_nothing() -> None:
-    required = _obj(
-        "NewSessionResponse",
-        _f("sessionId", _ref("SessionId")),
+    required = _session_result(
         _f("models", _ref("SessionModelState")),
     )
     assert needs(_with(required), SET_MODEL) == []
@@ -198,14 +199,14 @@ def test_only_a_request_between_agent_and_client_is_gated() -> None:
 
 
 def test_an_identifier_never_received_gates_nothing() -> None:
-    no_models = _obj("NewSessionResponse", _f("sessionId", _ref("SessionId")))
+    no_models = _session_result()
     assert needs(_with(no_models), SET_MODEL) == []
 
 
 def test_the_requests_own_result_is_not_a_source() -> None:
     """The caller has to call the request before it sees its result."""
     result = _obj("SetModelResponse", _f("models", _ref("SessionModelState"), False))
-    no_models = _obj("NewSessionResponse", _f("sessionId", _ref("SessionId")))
+    no_models = _session_result()
     assert needs(_with(result, no_models), SET_MODEL) == []
     # the same result, received from another request, is a source
     other = _request("session/other", "agent", "NewSessionRequest", "SetModelResponse")
@@ -217,7 +218,7 @@ def test_the_requests_own_result_is_not_a_source() -> None:
 
 def test_the_params_of_what_the_other_side_calls_are_a_source_too() -> None:
     """A request or notification the agent sends the client (the client implements it)."""
-    no_models = _obj("NewSessionResponse", _f("sessionId", _ref("SessionId")))
+    no_models = _session_result()
     update = _obj("ModelUpdate", _f("models", _ref("SessionModelState"), False))
     told = _note("session/models", "client", "ModelUpdate")
     assert needs(_with(no_models, update, methods=(told,)), SET_MODEL) == [
@@ -268,9 +269,7 @@ def test_an_identifier_the_caller_only_hands_back_in_a_request_still_gates_it() 
 
 
 def test_every_path_is_given_once_in_order() -> None:
-    second = _obj(
-        "NewSessionResponse",
-        _f("sessionId", _ref("SessionId")),
+    second = _session_result(
         _f("models", _ref("SessionModelState"), False),
         _f("fallback", _ref("ModelInfo"), False),
         _f("again", _ref("SessionModelState"), False),
@@ -322,9 +321,7 @@ def test_paths_through_unions_aliases_mixins_and_bases() -> None:
             _mixin((), base="ModelInfo"),
         ),
     )
-    result = _obj(
-        "NewSessionResponse",
-        _f("sessionId", _ref("SessionId")),
+    result = _session_result(
         _f("update", _ref("Update"), False),
         _f("either", _ref("Either"), False),
         _f("untitled", _ref("Untitled"), False),
@@ -382,9 +379,7 @@ def test_too_many_paths_gate_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     """Past the limit the search gives up: no gate rather than a wrong one. The limit counts
     every path found to the identifier: here 5 from what the client receives and 1 from what
     it sends (the request's own params)."""
-    many = _obj(
-        "NewSessionResponse",
-        _f("sessionId", _ref("SessionId")),
+    many = _session_result(
         *(_f(f"m{i}", _ref("ModelInfo"), False) for i in range(5)),
     )
     assert len(needs(_with(many), SET_MODEL)[0].paths) == 5
@@ -562,9 +557,7 @@ def test_paths_through_parts_that_hold_the_identifier_further_down() -> None:
         "WithMixin",
         mixins=(_mixin((_f("x", _ref("ModelInfo"), False),), title="Side"),),
     )
-    result = _obj(
-        "NewSessionResponse",
-        _f("sessionId", _ref("SessionId")),
+    result = _session_result(
         _f("update", _ref("Update")),
         _f("either", _ref("Either")),
         _f("mixed", _ref("WithMixin")),
@@ -590,9 +583,7 @@ def test_a_cycle_through_a_base_is_followed_once() -> None:
         _f("back", _ref("Update"), False),
         _f("model", _ref("ModelInfo"), False),
     )
-    result = _obj(
-        "NewSessionResponse",
-        _f("sessionId", _ref("SessionId")),
+    result = _session_result(
         _f("update", _ref("Update")),
     )
     (need,) = needs(_with(result, tagged, looped), SET_MODEL)
@@ -604,9 +595,7 @@ def test_a_cycle_through_a_base_is_followed_once() -> None:
     back = _obj(
         "Back", _f("again", _ref("Mixed"), False), _f("model", _ref("ModelInfo"), False)
     )
-    result = _obj(
-        "NewSessionResponse",
-        _f("sessionId", _ref("SessionId")),
+    result = _session_result(
         _f("mixed", _ref("Mixed")),
     )
     (need,) = needs(_with(result, mixed, back), SET_MODEL)
