@@ -64,6 +64,12 @@ PACKAGES: dict[str, list[str]] = {
         "tests/runtime/test_transports.py",
         "tests/runtime/test_telemetry.py",
         "tests/runtime/test_versions.py",
+        "tests/runtime/test_sessions.py",
+        "tests/runtime/test_connection_sessions.py",
+        "tests/runtime/test_session_state.py",
+        "tests/runtime/test_tool_calls.py",
+        "tests/runtime/test_lines.py",
+        "tests/runtime/test_channel.py",
     ],
 }
 COPIED = ("acpgen", "templates", "schemas", "tests")
