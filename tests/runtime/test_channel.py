@@ -272,6 +272,28 @@ def test_a_get_waits_for_a_message() -> None:
     assert run(main()) == b"x"
 
 
+def test_a_get_on_an_emptied_mailbox_waits_for_the_next_message() -> None:
+    """Once emptied, a get waits (the loop goes on) until a message comes: run in a
+    thread of its own, so that a get that spun without ever waiting fails the test
+    rather than hang it."""
+    import threading
+
+    got: list[bytes | None] = []
+
+    async def main() -> None:
+        box = Mailbox(2)
+        await box.put(b"x")
+        got.append(await box.get())
+        asyncio.get_running_loop().call_later(0.01, box.force, b"y")
+        got.append(await box.get())
+
+    thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive(), "the get never waited"
+    assert got == [b"x", b"y"]
+
+
 def test_closing_wakes_a_waiting_put_which_fails() -> None:
     async def main() -> bool:
         box = Mailbox(1)

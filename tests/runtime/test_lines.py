@@ -284,3 +284,40 @@ def test_a_failed_read_inside_a_long_line_ends_reading_saying_why() -> None:
 
 def test_the_chunk_size_is_a_quarter_mebibyte() -> None:
     assert _lines.READ_CHUNK == 256 * 1024
+
+
+def test_a_short_long_line_has_its_own_tail_whatever_follows_it_in_the_read() -> None:
+    """The tail of a line over the limit but shorter than ``SKIM`` is the line's own
+    bytes, however much came after it in the same read."""
+    host = read_all(b"a" * 50 + b"\n" + b"b" * (SKIM + 5000) + b"\n", max_line=10)
+    assert host.events[0] == ("oversized", b"a" * 50, b"a" * 50, 50)
+
+
+def test_an_empty_line_right_after_a_line_is_skipped_not_joined_to_the_next() -> None:
+    host = read_all(b'{"a":1}\n\n{"b":2}\n')
+    assert host.events == [("line", b'{"a":1}'), ("line", b'{"b":2}'), PEER_CLOSED]
+
+
+def test_a_line_of_max_line_bytes_whose_newline_comes_in_the_next_read_is_read() -> None:
+    host = read_chunks(b"x" * 10, b"\n", max_line=10)
+    assert host.events == [("line", b"x" * 10), PEER_CLOSED]
+
+
+def test_a_skipped_line_ending_at_the_start_of_a_read_keeps_the_tail_it_began_with() -> None:
+    start = b"h" * SKIM + b"T" * SKIM
+    host = read_chunks(start, b"\nok\n", max_line=SKIM)
+    assert host.events == [("oversized", b"h" * SKIM, b"T" * SKIM, 2 * SKIM), ("line", b"ok"), PEER_CLOSED]
+
+
+def test_after_a_skipped_line_the_next_line_is_read_before_the_bound_is_checked() -> None:
+    """A line skipped over many reads is answered, not queued: it is not work that the
+    bound waits for; the line after it is read at once."""
+
+    async def main() -> Recorder:
+        host = Recorder(Chunks(b"h" * 20, b"t\nnext\n"), max_line=15, max_in_flight=1)
+        host.load = 1
+        await asyncio.wait_for(host._read_loop(), 30)
+        return host
+
+    host = asyncio.run(main())
+    assert host.events == [("oversized", b"h" * 20, b"h" * 20 + b"t", 21), ("line", b"next"), ("admit", 1), PEER_CLOSED]
