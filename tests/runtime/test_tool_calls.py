@@ -215,3 +215,198 @@ def test_the_typescript_sdk_client(style: str, version: str, kind: str, sdk: Pat
     assert calls[2]["status"] == ("completed" if allowed else "failed")
     assert [u["content"]["text"] for u in record["updates"] if u["sessionUpdate"] == "agent_message_chunk"] == [said]
     assert [o["kind"] for o in record["permission"]["options"]] == ["allow_once", "allow_always", "reject_once", "reject_always"]
+
+
+# -- what each helper sends, on a connection that records it ---------------------------------
+
+
+class Recording:
+    """What :class:`ToolCalls` uses of a connection: its ``rpc``, ``notify`` and
+    ``request``; it keeps what was sent (wire form) and answers a permission request with
+    ``answer``."""
+
+    def __init__(self, m: ModuleType, answer: Any = None, rpc: Any = None) -> None:
+        self.m = m
+        self.rpc = rpc or m.RPC
+        self.sent: list[tuple[str, Any]] = []
+        self.answer = answer
+
+    async def notify(self, method: str, params: Any) -> None:
+        self.sent.append((method, self.m.RPC.codec.dump(params)))
+
+    async def request(self, method: str, params: Any) -> Any:
+        self.sent.append((method, self.m.RPC.codec.dump(params)))
+        return self.answer
+
+
+def selected(m: ModuleType, option_id: str) -> Any:
+    return m.RPC.codec.load(m.RPC.spec("session/request_permission").result, {"outcome": {"outcome": "selected", "optionId": option_id}})
+
+
+EVERY_MEMBER = {
+    "kind": "edit",
+    "status": "in_progress",
+    "locations": [{"path": "/w/a.txt", "line": 3}],
+    "raw_input": {"path": "/w/a.txt"},
+    "raw_output": {"bytes": 5},
+    "meta": {"trace": "t1"},
+}
+EVERY_WIRE = {"kind": "edit", "status": "in_progress", "locations": [{"path": "/w/a.txt", "line": 3}], "rawInput": {"path": "/w/a.txt"}, "rawOutput": {"bytes": 5}, "_meta": {"trace": "t1"}}
+CONTENT = [{"type": "content", "content": {"type": "text", "text": "hello"}}]
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+@pytest.mark.parametrize("style", STYLES)
+def test_start_sends_every_member_given(style: str, version: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, version)
+    conn = Recording(m)
+    calls = package(m).ToolCalls(conn, "s-1")
+    tid = run(calls.start("Edit a.txt", tool_call_id="mine", content=CONTENT, **EVERY_MEMBER))
+    tag = "tool_call" if version == "v1" else "tool_call_update"  # v2 has only the upsert
+    body = {"toolCallId": "mine", "title": "Edit a.txt", **EVERY_WIRE, "content": CONTENT}
+    assert tid == "mine"
+    assert conn.sent == [("session/update", {"sessionId": "s-1", "update": {"sessionUpdate": tag, **body}})]
+    assert calls.calls == {"mine": body}
+
+
+@pytest.mark.parametrize("style", ["pydantic", "dataclasses"])
+def test_typed_members_are_sent_in_their_wire_form(style: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, "v1")
+    codec = m.RPC.codec
+    conn = Recording(m)
+    calls = package(m).ToolCalls(conn, "s-1")
+    location = codec.load(m.ToolCallLocation, {"path": "/w/b.txt"})
+    content = codec.load(m.ToolCallContent, CONTENT[0])
+    run(calls.start("Read", locations=[location, {"path": "/w/c.txt"}], content=[content]))
+    run(calls.update("call-1", locations=[location]))
+    first, second = (params["update"] for _, params in conn.sent)
+    assert first["locations"] == [{"path": "/w/b.txt"}, {"path": "/w/c.txt"}] and first["content"] == CONTENT
+    assert second["locations"] == [{"path": "/w/b.txt"}]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_ids_are_made_in_order_with_the_prefix_asked(style: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, "v1")
+    calls = package(m).ToolCalls(Recording(m), "s-1", prefix="tool")
+    ids = [run(calls.start("a")), run(calls.start("b", tool_call_id="x")), run(calls.start("c"))]
+    assert ids == ["tool-1", "x", "tool-2"]
+    assert package(m).ToolCalls(Recording(m), "s-1")._ids.__next__() == "call-1"
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+@pytest.mark.parametrize("style", STYLES)
+def test_update_sends_the_members_given_and_none_clears_one(style: str, version: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, version)
+    conn = Recording(m)
+    calls = package(m).ToolCalls(conn, "s-1")
+    run(calls.start("Edit", kind="edit", status="pending"))
+    conn.sent.clear()
+    run(calls.update("call-1", title="Edit a.txt", content=CONTENT, **EVERY_MEMBER))
+    run(calls.update("call-1", kind=None, raw_input=None, status="completed"))
+    every = {"title": "Edit a.txt", **EVERY_WIRE, "content": CONTENT}
+    assert conn.sent == [
+        ("session/update", {"sessionId": "s-1", "update": {"sessionUpdate": "tool_call_update", "toolCallId": "call-1", **every}}),
+        ("session/update", {"sessionId": "s-1", "update": {"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "kind": None, "rawInput": None, "status": "completed"}}),
+    ]
+    kept = {k: v for k, v in every.items() if k not in ("kind", "rawInput")}
+    assert calls.calls == {"call-1": {"toolCallId": "call-1", **kept, "status": "completed"}}
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_an_update_of_a_call_not_started_here_is_kept_from_then_on(style: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, "v1")
+    calls = package(m).ToolCalls(Recording(m), "s-1")
+    run(calls.update("theirs", status="in_progress", title=None))
+    assert calls.calls == {"theirs": {"toolCallId": "theirs", "status": "in_progress"}}
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+@pytest.mark.parametrize("style", STYLES)
+def test_request_permission_asks_about_the_call_as_reported(style: str, version: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, version)
+    conn = Recording(m, selected(m, "allow_always"))
+    calls = package(m).ToolCalls(conn, "s-1")
+    run(calls.start("Edit a.txt", kind="edit"))
+    conn.sent.clear()
+    outcome = run(calls.request_permission("call-1", description="It writes a.txt"))
+    (method, asked), = conn.sent
+    call = {"toolCallId": "call-1", "title": "Edit a.txt", "kind": "edit"}
+    options = [
+        {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+        {"optionId": "allow_always", "name": "Always allow", "kind": "allow_always"},
+        {"optionId": "reject_once", "name": "Reject once", "kind": "reject_once"},
+        {"optionId": "reject_always", "name": "Always reject", "kind": "reject_always"},
+    ]
+    assert method == "session/request_permission"
+    if version == "v1":  # v1 has no title nor description of its own
+        assert asked == {"sessionId": "s-1", "toolCall": call, "options": options}
+    else:
+        assert asked == {"sessionId": "s-1", "title": "Edit a.txt", "description": "It writes a.txt", "subject": {"type": "tool_call", "toolCall": call}, "options": options}
+    assert (outcome.outcome, outcome.option_id, outcome.kind, outcome.allowed, outcome.always) == ("selected", "allow_always", "allow_always", True, True)
+    assert outcome.response is conn.answer
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_v2_prompt_is_titled_as_asked_or_after_the_call_or_permission(style: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, "v2")
+    conn = Recording(m, selected(m, "reject_once"))
+    calls = package(m).ToolCalls(conn, "s-1")
+    run(calls.start("Edit a.txt"))
+    run(calls.request_permission("call-1", title="Edit it?"))
+    run(calls.request_permission("call-1"))
+    run(calls.request_permission("unknown"))
+    asked = [params for method, params in conn.sent if method == "session/request_permission"]
+    assert [a["title"] for a in asked] == ["Edit it?", "Edit a.txt", "Permission"]
+    assert all("description" not in a for a in asked)
+    assert asked[2]["subject"] == {"type": "tool_call", "toolCall": {"toolCallId": "unknown"}}
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_the_options_given_typed_or_wire_are_offered_and_name_the_kind_chosen(style: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, "v1")
+    pkg = package(m)
+    typed_option = m.RPC.codec.load(m.PermissionOption, {"optionId": "yes", "name": "Yes", "kind": "allow_once"})
+    wire_option = {"optionId": "no", "name": "No", "kind": "reject_always"}
+    for chosen, kind in (("yes", "allow_once"), ("no", "reject_always")):
+        conn = Recording(m, selected(m, chosen))
+        outcome = run(pkg.ToolCalls(conn, "s-1").request_permission("c", [typed_option, wire_option]))
+        assert conn.sent[0][1]["options"] == [{"optionId": "yes", "name": "Yes", "kind": "allow_once"}, wire_option]
+        assert (outcome.option_id, outcome.kind) == (chosen, kind)
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_an_outcome_without_a_usable_option_names_none(style: str, sdk: Path) -> None:
+    """An answer whose outcome is not an object, or names its option by something other
+    than a string, gives no option and no approval (what a newer client might send)."""
+    m = sdk_module(sdk, style, "v1")
+    pkg = package(m)
+    for answer in ({"outcome": "granted"}, {"outcome": {"outcome": "selected", "optionId": 1}}):
+        outcome = run(pkg.ToolCalls(Recording(m, answer), "s-1").request_permission("c"))
+        assert (outcome.option_id, outcome.kind, outcome.allowed, outcome.always) == (None, None, False, False)
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_module_without_the_methods_says_which_is_missing(style: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, "v1")
+
+    class NoSpecs:
+        codec = m.RPC.codec
+
+        def spec(self, method: str, kind: str = "request") -> None:
+            return None
+
+    calls = package(m).ToolCalls(Recording(m, rpc=NoSpecs()), "s-1")
+    with pytest.raises(LookupError, match="^this module has no 'session/request_permission' request$"):
+        run(calls.request_permission("c"))
+    with pytest.raises(LookupError, match="^this module has no 'session/update' notification$"):
+        run(calls.update("c", status="completed"))
+
+
+def test_the_usual_options_label_a_kind_they_do_not_know_by_itself() -> None:
+    from acpgen.runtime._tool_calls import permission_options
+
+    assert permission_options("allow_once", "_remember_for_a_day") == [
+        {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+        {"optionId": "_remember_for_a_day", "name": "_remember_for_a_day", "kind": "_remember_for_a_day"},
+    ]
+    assert [o["kind"] for o in permission_options()] == ["allow_once", "allow_always", "reject_once", "reject_always"]
