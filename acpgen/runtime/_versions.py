@@ -268,7 +268,7 @@ def _answer(
     """Answer a request read before the version is chosen with an error (the version is
     still open: the client may send ``initialize`` again)."""
     conn._observe_in(line)
-    if rid is not None and (type(rid) not in (int, str, float) or type(rid) is bool):
+    if type(rid) not in (int, str, float):  # a bool, an object, an array: not an id
         rid = None
     assert conn.router is not None
     conn._reply(conn.router.error_line(rid, code, message, data), None)

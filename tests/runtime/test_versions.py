@@ -252,6 +252,61 @@ def test_before_initialize_requests_are_refused_and_notifications_ignored(both: 
     run(scenario())
 
 
+def test_a_refusal_before_initialize_is_the_whole_error_with_the_request_id_where_valid(both: dict[int, ModuleType]) -> None:
+    """Each refusal read before the version is chosen is the JSON-RPC error in full (code,
+    message and what was wrong as ``data``), with the request's id where it is one JSON-RPC
+    allows (a string or a number) and ``null`` where it is not."""
+
+    def error(rid: Any, code: int, message: str, data: Any) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message, "data": data}}
+
+    first = "the first request must be initialize"
+    version = "initialize.protocolVersion must be an integer from 0 to 65535"
+
+    async def scenario() -> None:
+        conn, peer = await _raw_agent(both, [])
+        for rid, answered in ((1, 1), ("x", "x"), (1.5, 1.5), (True, None), ({"a": 1}, None), ([1], None), (None, None)):
+            await peer.send({"jsonrpc": "2.0", "id": rid, "method": "session/new", "params": {"cwd": "/"}})
+            assert await peer.recv() == error(answered, -32600, "Invalid request", first)
+        for params in ({"protocolVersion": "two"}, {"protocolVersion": -1}, {"protocolVersion": 65536}, {"protocolVersion": True}, None):
+            frame = init(7, 0)
+            frame["params"] = params
+            await peer.send(frame)
+            assert await peer.recv() == error(7, -32602, "Invalid params", version)
+        await peer.send([init(5, 2, info=INFO)])
+        assert await peer.recv() == error(None, -32600, "Invalid request", "batches are not supported")
+        assert conn.version is None
+        await peer.send(init(8, 65535, info=INFO))  # the highest version there may be
+        assert (await peer.recv())["result"]["protocolVersion"] == 2
+        await conn.close()
+
+    run(scenario())
+
+
+def test_no_common_version_is_the_protocols_error_in_full(tmp_path_factory: pytest.TempPathFactory) -> None:
+    modules = bindings(FIXTURE, "typeddict", "v2", tmp_path_factory)
+
+    async def scenario() -> None:
+        conn, peer = await _raw_agent(modules, [])
+        await peer.send(init("i", 1))
+        answer = await peer.recv()
+        assert answer == {"jsonrpc": "2.0", "id": "i", "error": {"code": -32022, "message": "Unsupported protocol version", "data": {"requested": 1, "supported": [2]}}}
+        await conn.close()
+
+    run(scenario())
+
+
+def test_the_unsupported_version_error_says_what_was_asked_and_what_is_spoken(both: dict[int, ModuleType]) -> None:
+    pkg = sys.modules[both[1].__package__]
+    error = pkg.UnsupportedProtocolVersionError(1, [2, 3])
+    assert (error.code, error.message, error.data) == (-32022, "Unsupported protocol version", {"requested": 1, "supported": [2, 3]})
+    assert (error.requested, error.supported) == (1, [2, 3])
+    assert str(error) == "no protocol version at or below 1 is spoken by the other side (it speaks 2, 3)"
+    assert str(pkg.UnsupportedProtocolVersionError(4, [])).endswith("(it speaks none)")
+    assert str(pkg.UnsupportedProtocolVersionError(4, [1], "the agent answered 9")) == "the agent answered 9"
+    assert isinstance(error, pkg.RpcError)
+
+
 def test_a_single_handler_connection_negotiates_nothing(both: dict[int, ModuleType]) -> None:
     """Without Versions, the connection reads through the class's own path (nothing is put
     in front of it) and its version is its module's."""
