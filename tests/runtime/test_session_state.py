@@ -92,6 +92,14 @@ def test_tool_calls_updated_in_place_by_id() -> None:
     assert again.tool_calls["t1"] == {"toolCallId": "t1", "title": "B"}
 
 
+def test_a_null_member_the_call_never_had_clears_nothing() -> None:
+    s = merged(
+        {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read"},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "kind": None, "rawInput": None, "status": "completed"},
+    )
+    assert s.tool_calls["t1"] == {"toolCallId": "t1", "title": "Read", "status": "completed"}
+
+
 def test_plan_mode_options_commands_usage_info_state_terminals() -> None:
     entry = {"content": "x", "priority": "high", "status": "pending"}
     s = merged(

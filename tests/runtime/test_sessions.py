@@ -236,8 +236,145 @@ def test_v2_a_prompt_whose_connection_closes_before_idle_raises(style: str, v2_m
             await answer_prompt(peer, [], [state("running")])
             await asyncio.sleep(0.05)
             peer.close_output()
-            with pytest.raises(pkg.ConnectionClosedError):
+            with pytest.raises(pkg.ConnectionClosedError) as closed:
                 await asyncio.wait_for(prompt, 5)
+            assert closed.value.reason == "the peer closed the connection"
+
+    run(body())
+
+
+# -- what a session sends, and what session/new's answer seeds ---------------------------
+
+MODES = {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}]}
+OPTIONS = [{"currentValue": "fast", "id": "model", "name": "Model", "options": [{"name": "Fast", "value": "fast"}, {"name": "Deep", "value": "deep"}], "type": "select"}]
+NEW = {"cwd": "/w", "mcpServers": []}
+
+
+async def answer_new(peer: Peer, result: dict[str, Any], before: list[Any] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+    request = await peer.recv()
+    await peer.send(*before, {"jsonrpc": "2.0", "id": request["id"], "result": result})
+    return request  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("typed_params", [False, True])
+@pytest.mark.parametrize("style", STYLES)
+def test_new_sends_its_params_and_seeds_the_snapshot_from_the_answer(style: str, typed_params: bool, sdk: Path) -> None:
+    m = sdk_module(sdk, style, "v1")
+    answer = {"sessionId": "s-9", "modes": MODES, "configOptions": OPTIONS}
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            sessions = package(m).ClientSessions(conn)
+            conn.start(sessions.handler())
+            params = typed(m, "session/new", NEW) if typed_params else dict(NEW)
+            new = asyncio.create_task(sessions.new(params))
+            request = await answer_new(peer, answer)
+            session = await asyncio.wait_for(new, 5)
+            assert request["method"] == "session/new" and request["params"] == NEW
+            assert session.id == "s-9" and sessions.session("s-9") is session
+            assert m.RPC.codec.dump(session.response) == answer
+            snap = session.snapshot()
+            assert snap.mode == "ask" and snap.config_options == OPTIONS
+
+    run(body())
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_an_answer_without_modes_or_options_seeds_nothing(style: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, "v1")
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            sessions = package(m).ClientSessions(conn)
+            conn.start(sessions.handler())
+            new = asyncio.create_task(sessions.new(NEW))
+            await answer_new(peer, {"sessionId": "s-1"})
+            snap = (await asyncio.wait_for(new, 5)).snapshot()
+            assert snap.mode is None and snap.config_options is None
+
+    run(body())
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_updates_read_before_the_answer_of_new_are_not_overwritten_by_it(style: str, sdk: Path) -> None:
+    """The agent may report the new session's mode and options before it answers
+    ``session/new``: what it reported then is newer than the answer and stays."""
+    m = sdk_module(sdk, style, "v1")
+    newer = [{**OPTIONS[0], "currentValue": "deep"}]
+    before = [
+        note({"sessionUpdate": "current_mode_update", "currentModeId": "code"}, "s-9"),
+        note({"sessionUpdate": "config_option_update", "configOptions": newer}, "s-9"),
+    ]
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            sessions = package(m).ClientSessions(conn)
+            conn.start(sessions.handler())
+            new = asyncio.create_task(sessions.new(NEW))
+            await answer_new(peer, {"sessionId": "s-9", "modes": MODES, "configOptions": OPTIONS}, before)
+            snap = (await asyncio.wait_for(new, 5)).snapshot()
+            assert snap.mode == "code" and snap.config_options == newer
+
+    run(body())
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_invalid_params_are_refused_before_anything_is_sent(style: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, "v1")
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            sessions = package(m).ClientSessions(conn)
+            conn.start(sessions.handler())
+            with pytest.raises(m.RPC.codec.errors):
+                await sessions.new({"cwd": 5, "mcpServers": []})
+            session = sessions.session("s")
+            with pytest.raises(m.RPC.codec.errors):
+                await session.prompt([{"type": "text"}])  # a text block without its text
+            new = asyncio.create_task(sessions.new(NEW))
+            first = await answer_new(peer, {"sessionId": "s-2"})
+            await asyncio.wait_for(new, 5)
+            assert first["params"] == NEW  # the first frame sent
+
+    run(body())
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_prompt_of_text_or_blocks_is_sent_as_the_prompts_params(style: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, "v1")
+    block = {"type": "text", "text": "typed"}
+
+    async def body() -> list[Any]:
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            sessions = package(m).ClientSessions(conn)
+            conn.start(sessions.handler())
+            session = sessions.session("s-3")
+            sent = []
+            for prompt in ("hi", [m.RPC.codec.load(m.ContentBlock, block), {"type": "text", "text": "wire"}]):
+                turn = session.turn(prompt)
+                request = await peer.recv()
+                await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"stopReason": "end_turn"}})
+                end = await asyncio.wait_for(turn.end(), 5)
+                assert end.stop_reason == "end_turn" and m.RPC.codec.dump(end.response) == {"stopReason": "end_turn"}
+                sent.append((request["method"], request["params"]))
+            return sent
+
+    assert run(body()) == [
+        ("session/prompt", {"sessionId": "s-3", "prompt": [{"type": "text", "text": "hi"}]}),
+        ("session/prompt", {"sessionId": "s-3", "prompt": [block, {"type": "text", "text": "wire"}]}),
+    ]
+
+
+def test_forgetting_a_session_never_made_is_nothing(sdk: Path) -> None:
+    m = sdk_module(sdk, "typeddict", "v1")
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            sessions = package(m).ClientSessions(conn)
+            sessions.forget("never")
+            session = sessions.session("s")
+            sessions.forget("s")
+            assert sessions.session("s") is not session
 
     run(body())
 
