@@ -417,6 +417,76 @@ def test_an_invalid_answer_to_initialize_chooses_nothing(both: dict[int, ModuleT
     run(scenario())
 
 
+async def _asking_client(modules: dict[int, ModuleType], seen: list[Any]) -> tuple[Any, Peer, asyncio.Task[Any], dict[str, Any]]:
+    """A client speaking v1 and v2 whose handlers implement nothing, its initialize sent
+    (and read by the peer); ``seen`` gets what its observer sees."""
+    pkg = sys.modules[modules[1].__package__]
+    reader, writer, peer_r, peer_w = await socket_streams()
+    conn = modules[2].RPC.connect("client", reader, writer, observers=[seen.append])
+    conn.start(pkg.Versions().add(modules[1].RPC, lambda c: object()).add(modules[2].RPC, lambda c: object()))
+    peer = Peer(peer_r, peer_w)
+    offer = peers.load(modules[2], "initialize", {"protocolVersion": 2, "info": INFO})
+    asking = asyncio.create_task(conn.request("initialize", offer))
+    return conn, peer, asking, await peer.recv()
+
+
+def test_the_client_reads_the_agents_other_frames_as_usual_until_the_answer(both: dict[int, ModuleType]) -> None:
+    """Before the answer to its initialize, a client takes what else the agent sends as
+    it would after: an unreadable line is answered -32700, a request of the agent's (its
+    id the same as the initialize's) -32601 as nothing implements it yet, an answer to no
+    request of ours or with an id JSON-RPC does not allow is let go; its observers see
+    every line once. Then the answer chooses the version."""
+
+    async def scenario() -> None:
+        seen: list[Any] = []
+        conn, peer, asking, offer = await _asking_client(both, seen)
+        request = {"jsonrpc": "2.0", "id": offer["id"], "method": "fs/read_text_file", "params": {"sessionId": "s", "path": "/a"}}
+        await peer.send(b"{not json\n", {"jsonrpc": "2.0", "id": {"a": 1}, "result": {}}, {"jsonrpc": "2.0", "id": 99, "result": {}}, request)
+        assert (await peer.recv())["error"]["code"] == -32700
+        answer = await peer.recv()
+        assert answer["id"] == offer["id"] and answer["error"]["code"] == -32601, answer
+        assert not asking.done() and conn.version is None
+        await peer.send({"jsonrpc": "2.0", "id": offer["id"], "result": {"protocolVersion": 1}})
+        await asyncio.wait_for(asking, 5)
+        assert conn.version == 1 and not conn.is_closed
+        ins = [t.line for t in seen if t.direction == "in"]
+        assert len(ins) == 5 and all(type(line) is bytes for line in ins), ins
+        await conn.close()
+
+    run(scenario())
+
+
+def test_the_client_says_what_the_agent_speaks_when_they_share_no_version(both: dict[int, ModuleType]) -> None:
+    """The agent's -32022, however its ``data`` is given, or an answer naming a version
+    this client does not speak, fails initialize with the protocol's error, its text
+    saying what each side speaks; the observers see the answer."""
+    pkg = sys.modules[both[1].__package__]
+
+    async def failed(answer: dict[str, Any]) -> tuple[Any, list[Any]]:
+        seen: list[Any] = []
+        conn, peer, asking, offer = await _asking_client(both, seen)
+        await peer.send({"jsonrpc": "2.0", "id": offer["id"], **answer})
+        with pytest.raises(pkg.UnsupportedProtocolVersionError) as error:
+            await asyncio.wait_for(asking, 5)
+        assert conn.version is None
+        await conn.close()
+        return error.value, [t.line for t in seen if t.direction == "in"]
+
+    async def scenario() -> None:
+        unsupported = {"code": -32022, "message": "Unsupported protocol version"}
+        for data, requested, supported in (({"requested": 2, "supported": [7, 8]}, 2, [7, 8]), ("x", None, []), ({"requested": 2}, 2, []), ({"supported": "7"}, None, [])):
+            error, ins = await failed({"error": {**unsupported, "data": data}})
+            assert (error.requested, error.supported) == (requested, supported)
+            shown = data.get("supported") if isinstance(data, dict) else None
+            assert str(error) == f"the agent speaks no protocol version at or below {requested!r} (it speaks {shown!r}): Unsupported protocol version"
+            assert len(ins) == 1 and json.loads(ins[0])["error"]["data"] == data
+        error, ins = await failed({"result": {"protocolVersion": 3, "info": INFO}})
+        assert str(error) == "the agent answered protocol version 3, which this program does not speak (it speaks 1, 2)"
+        assert (error.requested, error.supported) == (None, [3]) and len(ins) == 1
+
+    run(scenario())
+
+
 def test_versions_are_checked_when_added(both: dict[int, ModuleType]) -> None:
     versions = sys.modules[both[1].__package__].Versions()  # type: ignore[index]
     versions.add(both[1].RPC, lambda conn: None).add(both[2].RPC, lambda conn: None)
