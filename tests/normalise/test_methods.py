@@ -186,6 +186,20 @@ def test_defs_that_are_not_marked_objects_name_no_method() -> None:
     assert _build(defs) == ()
 
 
+def test_the_marked_defs_after_a_def_that_is_no_object_are_read() -> None:
+    defs = {"ANothing": False, "BRequest": _marked("x/b", "agent"), "CList": [], "DRequest": _marked("x/d", "agent")}
+    assert [m.name for m in _build(defs)] == ["x/b", "x/d"]
+
+
+def test_a_def_with_a_side_and_one_without_are_two_methods() -> None:
+    defs = {"ARequest": _marked("x/y", "agent"), "BRequest": _marked("x/y")}
+    assert [(m.side, m.params) for m in _build(defs)] == [("", "BRequest"), ("agent", "ARequest")]
+    assert [(m.side, m.params) for m in _build(defs, _meta("x_y", "x/y", "client"))] == [
+        ("agent", "ARequest"),
+        ("client", "BRequest"),
+    ]
+
+
 def test_methods_come_sorted_by_name_then_side() -> None:
     defs = {
         "ARequest": _marked("z/last", "agent"),
@@ -267,6 +281,18 @@ def test_a_response_marked_for_its_method_is_not_replaced() -> None:
     assert m.result == "ReadOutput"
 
 
+def test_each_request_is_paired_whatever_the_methods_before_it() -> None:
+    defs = {
+        "AOwnRequest": _marked("x/a", "agent"),
+        "AOwnResponse": _marked("x/a", "agent"),
+        "BNoteNotification": _marked("x/b", "client"),
+        "BNoteResponse": OBJ,
+        "CReadRequest": _marked("x/c", "agent"),
+        "CReadResponse": OBJ,
+    }
+    assert [(m.name, m.result) for m in _build(defs)] == [("x/a", "AOwnResponse"), ("x/b", None), ("x/c", "CReadResponse")]
+
+
 def test_a_method_with_no_response_has_no_result() -> None:
     (m,) = _build({"ReadRequest": _marked("fs/read", "client"), "WriteResponse": OBJ})
     assert m.result is None
@@ -298,6 +324,21 @@ def test_a_meta_method_is_linked_by_all_the_words_of_its_key_too() -> None:
     assert (m.params, m.linked_by) == ("InitializeRequest", "meta+name")
 
 
+def test_a_marked_notification_takes_the_key_of_its_meta_method() -> None:
+    defs = {"SessionNotification": _marked("session/update", "client")}
+    methods = _build(defs, _meta("other", "x/other"), _meta("session_update", "session/update", "client"))
+    assert [(m.name, m.meta_key, m.linked_by) for m in methods] == [
+        ("session/update", "session_update", "x-method"),
+        ("x/other", "other", "meta"),
+    ]
+
+
+def test_a_def_whose_stem_has_no_words_is_linked_to_no_meta_method() -> None:
+    assert _words("_") == frozenset()
+    (m,) = _build({"_Request": OBJ, "_Response": OBJ}, _meta("ping", "x/ping"))
+    assert (m.params, m.result, m.linked_by) == (None, None, "meta")
+
+
 def test_a_meta_method_whose_words_match_no_def_is_linked_by_nothing() -> None:
     defs = {"PromptRequest": OBJ, "TextFileRequest": OBJ, "SessionRequest": OBJ}
     assert _build(defs, _meta("session_prompt_text", "session/prompt_text", "client")) == (
@@ -316,6 +357,7 @@ def test_a_meta_method_keeps_the_first_def_of_each_role_in_name_order() -> None:
     defs = {"CancelNotification": OBJ, "CancelParams": OBJ, "CancelRequest": OBJ, "CancelResult": OBJ}
     (m,) = _build(defs, _meta("session_cancel", "session/cancel", "agent"))
     assert (m.kind, m.params, m.result, m.types) == ("notification", "CancelNotification", None, ())
+    assert (m.meta_key, m.linked_by) == ("session_cancel", "meta+name")
     assert m.origin == ir.Origin("schema.json", "/$defs", ())
 
 
