@@ -255,13 +255,50 @@ def test_a_fallback_tag_may_rule_out_the_known_values() -> None:
 
 def test_a_default_not_that_rules_out_no_tag_value_is_refused() -> None:
     not_ = {"not": {"required": ["zz"]}}
-    code, pointer, _ = _failure([_v("a"), {**_v(None, "y"), **not_}])
-    assert (code, pointer) == ("ACPG207", "/$defs/U/oneOf/1/not")
+    assert _failure([_v("a"), {**_v(None, "y"), **not_}]) == (
+        "ACPG207",
+        "/$defs/U/oneOf/1/not",
+        "a default or fallback variant's `not` may only rule out tag values",
+    )
+
+
+@pytest.mark.parametrize("not_", [{"properties": {"x": {"const": "q"}}, "required": ["x"]}, {"required": ["zz"]}])
+def test_a_tagged_variant_with_a_not_is_refused(not_: dict[str, Any]) -> None:
+    assert _failure([_v("a"), {**_v("b"), "not": not_}]) == (
+        "ACPG209",
+        "/$defs/U/oneOf/1",
+        "`not` is not implemented here: the bindings would not enforce it",
+    )
+
+
+@pytest.mark.parametrize("keyword", ["additionalProperties", "unevaluatedProperties"])
+def test_a_closed_variant_is_refused_and_an_open_one_built(keyword: str) -> None:
+    assert _failure([_v("a"), {**_v("b"), keyword: False}])[:2] == ("ACPG209", "/$defs/U/oneOf/1")
+    assert _tagged([_v("a"), {**_v("b"), keyword: True}, {**_v("c"), keyword: {}}]).variants[1].kind == "tagged"
+
+
+def test_a_variant_may_only_extend_a_def() -> None:
+    outside = {"allOf": [{"$ref": "#/$defs/Base/properties/b"}]}
+    assert _failure([_v("a"), {**_v("b"), **outside}]) == (
+        "ACPG207",
+        "/$defs/U/oneOf/1/allOf/0/$ref",
+        "a variant may only extend a $defs entry",
+    )
+
+
+def test_a_member_whose_required_is_no_list_is_refused() -> None:
+    with pytest.raises(AcpgenError) as exc:
+        _built([_v("a"), {"type": "object", "properties": {"kind": {"const": "b"}}, "required": None}])
+    assert [d.code for d in exc.value.diagnostics] == ["ACPG202", "ACPG207"]
 
 
 def test_a_variant_extending_two_schemas_is_refused() -> None:
     two = {"allOf": [{"$ref": "#/$defs/Base"}, {"required": ["b"]}]}
-    assert _failure([_v("a"), {**_v("b"), **two}])[:2] == ("ACPG207", "/$defs/U/oneOf/1/allOf")
+    assert _failure([_v("a"), {**_v("b"), **two}]) == (
+        "ACPG207",
+        "/$defs/U/oneOf/1/allOf",
+        "allOf with more than one schema is not supported here",
+    )
 
 
 def test_the_tag_that_tells_most_variants_apart_wins() -> None:
@@ -309,7 +346,7 @@ def test_a_discriminator_names_the_tag() -> None:
 
 
 def test_a_discriminator_whose_tag_repeats_a_value_is_refused() -> None:
-    code, pointer, message = _failure([_v("a"), _v("b"), _v("a", "y")], discriminator={"propertyName": "kind"})
+    code, pointer, message = _failure([_v("b"), _v("a"), _v("a", "y")], discriminator={"propertyName": "kind"})
     assert (code, pointer, message) == ("ACPG206", "/$defs/U/oneOf", "tag 'kind' has the value 'a' in more than one variant")
 
 
@@ -395,11 +432,57 @@ def test_an_untagged_union_of_plain_values() -> None:
 
 
 def test_an_inline_object_needs_a_name() -> None:
-    code, pointer, _ = _failure([{"type": "string"}, {"type": "object", "properties": {"n": {"type": "integer"}}}])
-    assert (code, pointer) == ("ACPG207", "/$defs/U/oneOf/1")
+    assert _failure([{"type": "string"}, {"type": "object", "properties": {"n": {"type": "integer"}}}]) == (
+        "ACPG207",
+        "/$defs/U/oneOf/1",
+        "an inline object in an untagged union needs a title, a $ref, a required constant or required members of its own to be named",
+    )
 
 
 def test_a_member_without_a_title_or_a_label_is_named_by_its_place() -> None:
     union = _built([{"type": "string"}, {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}}}}])
     assert isinstance(union, ir.UnionDef)
     assert isinstance(union.members[1].type, ir.Array) and union.members[1].type.items == ir.Ref("U.1.item")
+
+
+def test_a_member_with_properties_and_no_type_is_an_object() -> None:
+    untyped = {k: v for k, v in _v("b").items() if k != "type"}
+    assert [v.kind for v in _tagged([_v("a"), untyped]).variants] == ["tagged", "tagged"]
+
+
+def test_a_tag_that_fails_gives_way_to_the_next_by_name() -> None:
+    members = [
+        {"type": "object", "properties": {"a": {"const": "1"}, "b": {"const": "x"}}, "required": ["a", "b"]},
+        {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"const": "y"}}, "required": ["b"]},
+    ]
+    assert _tagged(members).tag == "b"
+
+
+def test_the_origins_carry_their_overlays() -> None:
+    mark = {"x-acpgen-overlay": "rfd/u"}
+    union = _tagged([{**_v("a"), "x-acpgen-overlay": ["rfd/a", "rfd/b"]}, _v("b")], **mark)
+    assert union.origin == ir.Origin("schema.json", "/$defs/U", ("rfd/u",))
+    assert [v.origin.overlays for v in union.variants] == [("rfd/a", "rfd/b"), ()]
+    untagged = _built([{"type": "string"}, {"type": "integer"}], **mark)
+    assert untagged.origin == ir.Origin("schema.json", "/$defs/U", ("rfd/u",))
+
+
+INLINE = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+
+def test_inline_objects_are_named_after_what_holds_them() -> None:
+    own = {"anyOf": [{"title": "P", "properties": {"p": INLINE}, "required": ["p"]}, {"title": "Q", "properties": {"q": {"type": "string"}}, "required": ["q"]}]}
+    union = _tagged(
+        [{**_v("a"), "properties": {**_v("a")["properties"], "o": INLINE}}, {**_v("b"), **own}],
+        properties={"s": INLINE},
+        anyOf=[{"title": "One", "properties": {"t": INLINE}, "required": ["t"]}, {"title": "Two", "properties": {"u": {"type": "string"}}, "required": ["u"]}],
+    )
+    types = {f.wire_name: f.type for f in union.shared_fields}
+    types |= {f.wire_name: f.type for v in union.variants for f in v.fields}
+    types |= {f.wire_name: f.type for v in union.variants for m in v.mixins for f in m.fields}
+    assert {k: t for k, t in types.items() if isinstance(t, ir.Ref)} == {
+        "s": ir.Ref("U.s"),
+        "o": ir.Ref("U#a.o"),
+        "p": ir.Ref("U#b.P.p"),
+        "t": ir.Ref("U.One.t"),
+    }
