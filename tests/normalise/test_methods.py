@@ -484,7 +484,7 @@ def test_prose_is_not_read_from_other_keywords() -> None:
 
 
 def test_the_root_routers_come_first_then_the_marked_ones_then_the_others() -> None:
-    root = {"anyOf": [_member("A", "root.")]}
+    root: dict[str, Any] = {"anyOf": [_member("A", "root.")]}
     defs = {
         "A1": {"anyOf": [_member("A", "unmarked."), _member("B", "unmarked."), _member("C", "unmarked first.")]},
         "A2": {"anyOf": [_member("C", "unmarked second.")]},

@@ -182,7 +182,7 @@ def test_a_tag_value_is_one_string_or_integer_constant(prop: Any, value: Any) ->
 def test_the_variants_of_a_tagged_union() -> None:
     union = _tagged(
         [
-            _v("a", description="The a.", title="A", **{"x-docs-ignore": True}),
+            {**_v("a", description="The a.", title="A"), "x-docs-ignore": True},
             _v(7, "y"),
             _v({"type": "string"}, "z"),
             _v(None, "w"),
