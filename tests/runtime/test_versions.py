@@ -446,11 +446,17 @@ def test_the_client_reads_the_agents_other_frames_as_usual_until_the_answer(both
         answer = await peer.recv()
         assert answer["id"] == offer["id"] and answer["error"]["code"] == -32601, answer
         assert not asking.done() and conn.version is None
+        # the answer to another request of ours, even one naming a version, chooses nothing
+        probe = asyncio.create_task(conn.request("_vendor/probe", {}))
+        asked = await peer.recv()
+        await peer.send({"jsonrpc": "2.0", "id": asked["id"], "result": {"protocolVersion": 1}})
+        assert await asyncio.wait_for(probe, 5) == {"protocolVersion": 1}
+        assert not asking.done() and conn.version is None
         await peer.send({"jsonrpc": "2.0", "id": offer["id"], "result": {"protocolVersion": 1}})
         await asyncio.wait_for(asking, 5)
         assert conn.version == 1 and not conn.is_closed
         ins = [t.line for t in seen if t.direction == "in"]
-        assert len(ins) == 5 and all(type(line) is bytes for line in ins), ins
+        assert len(ins) == 6 and all(type(line) is bytes for line in ins), ins
         await conn.close()
 
     run(scenario())
