@@ -365,6 +365,28 @@ def test_a_prompt_of_text_or_blocks_is_sent_as_the_prompts_params(style: str, sd
     ]
 
 
+@pytest.mark.parametrize("style", STYLES)
+def test_a_v2_prompt_closed_without_a_reason_says_closed(style: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, "v2")
+    pkg = package(m)
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            sessions = pkg.ClientSessions(conn)
+            conn.start(sessions.handler())
+            prompt = asyncio.create_task(sessions.session("s").prompt("go"))
+            request = await peer.recv()
+            await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"messageId": "u1"}})
+            await asyncio.sleep(0.05)
+            assert not prompt.done()  # v2: the turn ends at idle, not at the answer
+            await conn.close("")
+            with pytest.raises(pkg.ConnectionClosedError) as closed:
+                await asyncio.wait_for(prompt, 5)
+            assert closed.value.reason == "closed"
+
+    run(body())
+
+
 def test_forgetting_a_session_never_made_is_nothing(sdk: Path) -> None:
     m = sdk_module(sdk, "typeddict", "v1")
 
