@@ -1,7 +1,7 @@
 """Def renames (acpgen/diff/renames.py) on small protocols built by hand: what the fixture
-pairs of tests/fixtures/diff/cases.yaml cannot reach, because the build always links a
-method's params in one release to its params in the other (``Base._linked``) before the
-renames are looked for."""
+pairs of tests/fixtures/diff/cases.yaml cannot reach, because the diff pairs a method's
+params def in one release with its params def in the other (``Base._linked``) before it
+looks for renames by content."""
 
 from __future__ import annotations
 
