@@ -51,6 +51,7 @@ PACKAGES: dict[str, list[str]] = {
         "tests/diff/test_model.py",
         "tests/diff/test_dataflow.py",
         "tests/diff/test_diff_releases.py",
+        "tests/diff/test_renames.py",
     ],
     "runtime": [
         "tests/runtime/test_connection.py",

@@ -17,7 +17,7 @@ from acpgen import api
 from acpgen.normalise import declares_batches
 
 from ..conftest import SCHEMAS, generate, import_file
-from .harness import STYLES, module, raw_peer, run
+from .harness import STYLES, get, module, package, raw_peer, run
 from .test_connection import PROMPT, Agent
 
 BATCH_MEMBER = {
@@ -87,6 +87,36 @@ def test_a_batch_is_answered_with_an_array(batched: ModuleType) -> None:
             await peer.send(b"[]\n")
             empty = await peer.recv()
             assert empty == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid request", "data": "empty batch"}}
+
+    run(scenario())
+
+
+def test_an_invalid_answer_in_a_batch_fails_only_its_request(batched: ModuleType) -> None:
+    """A batch of answers to our requests, one of them invalid: that request fails with
+    :class:`InvalidResultError`, the other gets its result, and nothing is answered."""
+    m = batched
+    pkg = package(m)
+
+    async def scenario() -> None:
+        async with raw_peer(m, "agent", Agent(m)) as (conn, peer):
+            first = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}))
+            a = await peer.recv()
+            second = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/b"}))
+            b = await peer.recv()
+            await peer.send(
+                [
+                    {"jsonrpc": "2.0", "id": a["id"], "result": {"content": 5}},
+                    {"jsonrpc": "2.0", "id": b["id"], "result": {"content": "c"}},
+                ]
+            )
+            with pytest.raises(pkg.InvalidResultError) as err:
+                await asyncio.wait_for(first, 5)
+            assert (err.value.method, err.value.id) == ("fs/read_text_file", a["id"])
+            assert get(await asyncio.wait_for(second, 5), "content", "content") == "c"
+            # the connection still serves: the next request is answered as before
+            await peer.send(call(7, "initialize", {"protocolVersion": 1}))
+            assert await peer.recv() == {"jsonrpc": "2.0", "id": 7, "result": {"protocolVersion": 1}}
+            assert not conn.is_closed
 
     run(scenario())
 
