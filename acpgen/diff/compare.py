@@ -206,7 +206,8 @@ class Walk(Variants):
         return "|" in item and bool(member) and f"{owner}|{head}" in moved
 
     def _label(self, item: str) -> str | None:
-        """An item's variant as the stable file labels it: its tag, else its title."""
+        """An item's variant as the stable file labels it: its tag, else its title; an
+        enum value whole."""
         owner, key, _ = self._split(item)
         if "|" not in item:
             return None
@@ -216,6 +217,8 @@ class Walk(Variants):
                 for v in d.variants:
                     if v.key == key:
                         return _vid(v)
+        if any(isinstance(defs.get(owner), ir.EnumDef) for defs in (self.nd, self.od)):
+            return key  # an enum value, whole (`c#`)
         return key.rpartition("#")[2]
 
 
