@@ -184,21 +184,18 @@ class Walk(Variants):
                 )
 
     def _split(self, item: str) -> tuple[str, str, str]:
-        """``Def|V.member`` as (``Def``, ``V``, ``member``); an enum value is whole, dots
-        and all (``Model|gpt-4.1``: the value ``gpt-4.1``, no member), and so is a
-        variant's key (``Shape|Shape#square.v2.side``: the variant of the tag
-        ``square.v2``, its member ``side``; the longest key that fits)."""
+        """``Def|V.member`` as (``Def``, ``V``, ``member``), ``V`` a variant's key, whole
+        (``Shape|Shape#square.v2.side``: the variant of the tag ``square.v2``, its member
+        ``side``; the longest key that fits); an enum value is whole, dots and all
+        (``Model|gpt-4.1``: the value ``gpt-4.1``, no member)."""
         owner, _, rest = item.partition("|")
         for defs in (self.nd, self.od):
             d = defs.get(owner)
-            if isinstance(d, ir.EnumDef) and any(str(v.value) == rest for v in d.values):
-                return owner, rest, ""
             if isinstance(d, ir.TaggedUnionDef):
                 for key in sorted((v.key for v in d.variants), key=len, reverse=True):
                     if rest == key or rest.startswith(key + "."):
                         return owner, key, rest[len(key) + 1 :]
-        head, _, member = rest.partition(".")
-        return owner, head, member
+        return owner, rest, ""
 
     def _subject(self, item: str) -> str:
         if item.startswith("method:"):
@@ -223,9 +220,7 @@ class Walk(Variants):
                 for v in d.variants:
                     if v.key == key:
                         return _vid(v)
-        if any(isinstance(defs.get(owner), ir.EnumDef) for defs in (self.nd, self.od)):
-            return key  # an enum value, whole (`c#`)
-        return key.rpartition("#")[2]
+        return key
 
 
 def _items(p: ir.Protocol) -> Iterable[tuple[str, str | None]]:
