@@ -184,15 +184,18 @@ class Walk(Variants):
                 )
 
     def _split(self, item: str) -> tuple[str, str, str]:
-        """``Def|V.member`` as (``Def``, ``V``, ``member``); an enum value is whole, dots
-        and all (``Model|gpt-4.1``: the value ``gpt-4.1``, no member)."""
+        """``Def|V.member`` as (``Def``, ``V``, ``member``), ``V`` a variant's key, whole
+        (``Shape|Shape#square.v2.side``: the variant of the tag ``square.v2``, its member
+        ``side``; the longest key that fits); an enum value is whole, dots and all
+        (``Model|gpt-4.1``: the value ``gpt-4.1``, no member)."""
         owner, _, rest = item.partition("|")
         for defs in (self.nd, self.od):
             d = defs.get(owner)
-            if isinstance(d, ir.EnumDef) and any(str(v.value) == rest for v in d.values):
-                return owner, rest, ""
-        head, _, member = rest.partition(".")
-        return owner, head, member
+            if isinstance(d, ir.TaggedUnionDef):
+                for key in sorted((v.key for v in d.variants), key=len, reverse=True):
+                    if rest == key or rest.startswith(key + "."):
+                        return owner, key, rest[len(key) + 1 :]
+        return owner, rest, ""
 
     def _subject(self, item: str) -> str:
         if item.startswith("method:"):
@@ -206,7 +209,8 @@ class Walk(Variants):
         return "|" in item and bool(member) and f"{owner}|{head}" in moved
 
     def _label(self, item: str) -> str | None:
-        """An item's variant as the stable file labels it: its tag, else its title."""
+        """An item's variant as the stable file labels it: its tag, else its title; an
+        enum value whole."""
         owner, key, _ = self._split(item)
         if "|" not in item:
             return None
@@ -216,7 +220,7 @@ class Walk(Variants):
                 for v in d.variants:
                     if v.key == key:
                         return _vid(v)
-        return key.rpartition("#")[2]
+        return key
 
 
 def _items(p: ir.Protocol) -> Iterable[tuple[str, str | None]]:
