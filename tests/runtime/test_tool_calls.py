@@ -279,9 +279,12 @@ def test_typed_members_are_sent_in_their_wire_form(style: str, sdk: Path) -> Non
     content = codec.load(m.ToolCallContent, CONTENT[0])
     run(calls.start("Read", locations=[location, {"path": "/w/c.txt"}], content=[content]))
     run(calls.update("call-1", locations=[location]))
-    first, second = (params["update"] for _, params in conn.sent)
+    run(calls.update("call-1", raw_output=location, raw_input=("a", 1)))  # a value of the bindings, a tuple
+    first, second, third = (params["update"] for _, params in conn.sent)
     assert first["locations"] == [{"path": "/w/b.txt"}, {"path": "/w/c.txt"}] and first["content"] == CONTENT
     assert second["locations"] == [{"path": "/w/b.txt"}]
+    assert third["rawOutput"] == {"path": "/w/b.txt"} and third["rawInput"] == ["a", 1]
+    assert calls.calls["call-1"]["rawOutput"] == {"path": "/w/b.txt"} and calls.calls["call-1"]["rawInput"] == ["a", 1]
 
 
 @pytest.mark.parametrize("style", STYLES)
