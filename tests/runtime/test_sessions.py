@@ -275,6 +275,10 @@ def test_new_sends_its_params_and_seeds_the_snapshot_from_the_answer(style: str,
             assert m.RPC.codec.dump(session.response) == answer
             snap = session.snapshot()
             assert snap.mode == "ask" and snap.config_options == OPTIONS
+            # the snapshot's options are its own: not the answer's (a dict in the TypedDict style)
+            wire = m.RPC.codec.dump(session.response)
+            wire["configOptions"][0]["currentValue"] = "changed"
+            assert session.snapshot().config_options == OPTIONS
 
     run(body())
 
@@ -385,6 +389,41 @@ def test_a_v2_prompt_closed_without_a_reason_says_closed(style: str, sdk: Path) 
             assert closed.value.reason == "closed"
 
     run(body())
+
+
+def test_the_handler_passes_on_what_it_does_not_implement(sdk: Path) -> None:
+    """Without an inner handler it implements only ``session/update``: anything else is
+    an AttributeError naming what was asked (so the router answers -32601); a module with
+    no ``session/update`` at all gets a handler that is the inner one's methods alone."""
+    m = sdk_module(sdk, "typeddict", "v1")
+    pkg = package(m)
+
+    class Conn:
+        def __init__(self, rpc: Any) -> None:
+            self.rpc = rpc
+
+        def add_observer(self, observer: Any) -> None:
+            pass
+
+    class Inner:
+        async def session_request_permission(self, params: Any) -> Any:
+            return "inner"
+
+    bare = pkg.ClientSessions(Conn(m.RPC)).handler()
+    with pytest.raises(AttributeError) as missing:
+        bare.session_request_permission
+    assert missing.value.args == ("session_request_permission",)
+
+    class NoUpdate:
+        codec = m.RPC.codec
+
+        def spec(self, method: str, kind: str = "request") -> None:
+            return None
+
+    handler = pkg.ClientSessions(Conn(NoUpdate())).handler(Inner())
+    assert run(handler.session_request_permission({})) == "inner"
+    with pytest.raises(AttributeError):
+        handler.session_update
 
 
 def test_forgetting_a_session_never_made_is_nothing(sdk: Path) -> None:
