@@ -323,6 +323,7 @@ def test_a_union_beside_properties_is_an_object() -> None:
         (3, False),
         ({"$ref": "#/$defs/A"}, True),
         ({"allOf": [{"$ref": "#/$defs/A"}]}, True),
+        ({"$ref": "#/$defs/A", "type": "object"}, True),
         ({"$ref": "#/$defs/A", "properties": {}}, False),
         ({"$ref": "#/$defs/A", "required": ["a"]}, True),
         ({"properties": {}}, False),
@@ -341,3 +342,40 @@ def test_a_union_beside_properties_is_an_object() -> None:
 )
 def test_a_simple_member_needs_no_class(member: Any, simple: bool) -> None:
     assert _is_simple(member) is simple
+
+
+def test_a_ref_to_an_object_in_a_union_needs_no_class() -> None:
+    node = {"anyOf": [{"$ref": "#/$defs/A", "type": "object"}, {"type": "integer"}]}
+    assert _field(node, A=OBJ) == ir.AnyOf((ir.Ref("A"), ir.Prim("integer")))
+
+
+@pytest.mark.parametrize("key", ["anyOf", "oneOf"])
+@pytest.mark.parametrize(
+    ("node", "expected"),
+    [
+        ({"type": ["string", "null"]}, ir.Nullable(STRING)),
+        ({"type": "string"}, STRING),
+    ],
+)
+def test_the_type_beside_an_inline_union_is_read(key: str, node: dict[str, Any], expected: ir.TypeExpr) -> None:
+    """The members say what the union holds; the ``type`` beside them is consumed, not
+    refused as a keyword the build would drop (ACPG209)."""
+    members = [{"type": "string"}, {"type": "null"}] if "null" in node["type"] else [{"type": "string"}]
+    assert _field({**node, key: members}) == expected
+
+
+def test_the_one_member_of_a_nullable_union_is_lifted_under_the_name_of_its_place() -> None:
+    protocol = _protocol({"T": {"type": "object", "properties": {"x": {"anyOf": [{"type": "null"}, OBJ]}}}})
+    t = protocol.def_map()["T"]
+    assert isinstance(t, ir.ObjectDef) and t.fields[0].type == ir.Nullable(ir.Ref("T.x"))
+    assert protocol.def_map()["T.x"].origin.pointer == AT + "/anyOf/1"
+
+
+def test_two_inline_unions_lifted_under_one_name_are_refused() -> None:
+    """``T.x.item`` is both the items of member ``x`` and member ``x.item``."""
+    union = {"oneOf": [{"type": "string"}, {"type": "string", "minLength": 2}]}  # lifted: a checked union
+    with pytest.raises(AcpgenError) as exc:
+        _protocol({"T": {"type": "object", "properties": {"x": {"type": "array", "items": union}, "x.item": union}}})
+    assert [(d.code, d.pointer, d.message) for d in exc.value.diagnostics] == [
+        ("ACPG301", "/$defs/T/properties/x.item", "inline schema key 'T.x.item' is also used at /$defs/T/properties/x/items")
+    ]
