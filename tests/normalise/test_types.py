@@ -300,6 +300,8 @@ def test_an_inline_union_with_a_member_that_needs_a_class_is_lifted(members: lis
 
 def test_an_inline_one_of_whose_members_overlap_is_lifted_to_a_checked_union() -> None:
     protocol = _protocol({"T": {"type": "object", "properties": {"x": {"oneOf": [{"type": "string"}, {"type": "string", "minLength": 2}]}}}})
+    t = protocol.def_map()["T"]
+    assert isinstance(t, ir.ObjectDef) and t.fields[0].type == ir.Ref("T.x")  # not nullable
     lifted = protocol.def_map()["T.x"]
     assert isinstance(lifted, ir.UnionDef) and lifted.exclusive
     # the same members under anyOf need no check: no def
@@ -379,3 +381,23 @@ def test_two_inline_unions_lifted_under_one_name_are_refused() -> None:
     assert [(d.code, d.pointer, d.message) for d in exc.value.diagnostics] == [
         ("ACPG301", "/$defs/T/properties/x.item", "inline schema key 'T.x.item' is also used at /$defs/T/properties/x/items")
     ]
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        {"type": "object", "allOf": [{"$ref": "#/$defs/A"}], "required": ["a"]},
+        {"type": "object", "required": ["a"], "oneOf": [{"title": "P", "properties": {"a": {"type": "string"}}},
+                                                        {"title": "Q", "properties": {"a": {"type": "integer"}}}]},
+        {"type": "object", "required": ["a"], "anyOf": [{"title": "P", "properties": {"a": {"type": "string"}}},
+                                                        {"title": "Q", "properties": {"a": {"type": "integer"}}}]},
+    ],
+    ids=["ref", "oneOf", "anyOf"],
+)
+def test_an_object_that_requires_members_beside_a_ref_or_a_union_is_lifted(node: dict[str, Any]) -> None:
+    """Not a map of anything: its ``required`` keeps it out of the inline union's path, and
+    the def it is lifted to reads the ref or the union."""
+    protocol = _protocol({"T": {"type": "object", "properties": {"x": node}}, "A": OBJ})
+    t = protocol.def_map()["T"]
+    assert isinstance(t, ir.ObjectDef) and t.fields[0].type == ir.Ref("T.x")
+    assert isinstance(protocol.def_map()["T.x"], ir.ObjectDef)
