@@ -240,9 +240,23 @@ def test_a_member_that_cannot_be_read(node: Any, expected: list[tuple[str, str, 
     assert _failure(node) == expected
 
 
-def test_an_unknown_type_is_refused_at_its_pointer() -> None:
-    found = _failure({"type": "tuple"})
-    assert ("ACPG202", AT + "/type", "unknown type 'tuple'") in found
+@pytest.mark.parametrize(("types", "shown"), [("tuple", "'tuple'"), (["string", 1], "1")])
+def test_an_unknown_type_is_refused_at_its_pointer(types: Any, shown: str) -> None:
+    """Found twice, by the check of the node's keywords and by the type it would read:
+    reported once."""
+    assert _failure({"type": types}) == [("ACPG202", AT + "/type", f"unknown type {shown}")]
+
+
+@pytest.mark.parametrize(
+    ("node", "keyword", "message"),
+    [
+        ({"type": "string", "minLength": -1}, "minLength", "minLength must be a non-negative integer"),
+        ({"type": "integer", "maximum": "9"}, "maximum", "maximum must be a number"),
+        ({"$ref": "#/$defs/A", "title": 1}, "title", "title must be a string"),
+    ],
+)
+def test_the_keywords_of_a_member_are_checked(node: dict[str, Any], keyword: str, message: str) -> None:
+    assert _failure(node, A=OBJ) == [("ACPG202", f"{AT}/{keyword}", message)]
 
 
 # -- unions inline -----------------------------------------------------------------------
@@ -401,3 +415,20 @@ def test_an_object_that_requires_members_beside_a_ref_or_a_union_is_lifted(node:
     t = protocol.def_map()["T"]
     assert isinstance(t, ir.ObjectDef) and t.fields[0].type == ir.Ref("T.x")
     assert isinstance(protocol.def_map()["T.x"], ir.ObjectDef)
+
+
+def test_an_inline_object_is_lifted_from_its_place() -> None:
+    protocol = _protocol({"T": {"type": "object", "properties": {"x": OBJ, "y": {"type": "array", "items": OBJ}}}})
+    lifted = {k: d for k, d in protocol.def_map().items() if k != "T"}
+    assert {k: (type(d).__name__, getattr(d, "lifted_from", None)) for k, d in lifted.items()} == {
+        "T.x": ("ObjectDef", "T.x"),
+        "T.y.item": ("ObjectDef", "T.y.item"),
+    }
+
+
+def test_two_inline_objects_lifted_under_one_name_are_refused() -> None:
+    with pytest.raises(AcpgenError) as exc:
+        _protocol({"T": {"type": "object", "properties": {"x": {"type": "array", "items": OBJ}, "x.item": OBJ}}})
+    assert [(d.code, d.pointer, d.message) for d in exc.value.diagnostics] == [
+        ("ACPG301", "/$defs/T/properties/x.item", "inline schema key 'T.x.item' is also used at /$defs/T/properties/x/items")
+    ]
