@@ -12,6 +12,7 @@ from acpgen import api, ir
 from acpgen.errors import AcpgenError
 from acpgen.load import Meta, RawDocument
 from acpgen.normalise import build_protocol
+from acpgen.normalise.context import ANNOTATIONS
 from acpgen.normalise.types import _is_simple, constraints, is_any, is_null, single_ref
 from acpgen.source import SourceFile
 
@@ -405,8 +406,9 @@ def test_two_inline_unions_lifted_under_one_name_are_refused() -> None:
                                                         {"title": "Q", "properties": {"a": {"type": "integer"}}}]},
         {"type": "object", "required": ["a"], "anyOf": [{"title": "P", "properties": {"a": {"type": "string"}}},
                                                         {"title": "Q", "properties": {"a": {"type": "integer"}}}]},
+        {"type": "object", "required": ["a"], "anyOf": [{"required": ["b"]}, {"required": ["c"]}]},
     ],
-    ids=["ref", "oneOf", "anyOf"],
+    ids=["ref", "oneOf", "anyOf", "anyOf-of-required"],
 )
 def test_an_object_that_requires_members_beside_a_ref_or_a_union_is_lifted(node: dict[str, Any]) -> None:
     """Not a map of anything: its ``required`` keeps it out of the inline union's path, and
@@ -432,3 +434,24 @@ def test_two_inline_objects_lifted_under_one_name_are_refused() -> None:
     assert [(d.code, d.pointer, d.message) for d in exc.value.diagnostics] == [
         ("ACPG301", "/$defs/T/properties/x.item", "inline schema key 'T.x.item' is also used at /$defs/T/properties/x/items")
     ]
+
+
+def test_a_ref_beside_every_annotation_is_still_one_ref() -> None:
+    every = {k: "x" for k in ANNOTATIONS}
+    assert is_any(every)
+    assert single_ref({"allOf": [{**every, "$ref": "#/$defs/A"}]}) == ("#/$defs/A", "/allOf/0/$ref")
+
+
+@pytest.mark.parametrize(
+    ("node", "expected"),
+    [
+        ({"properties": {"a": {"type": "string"}}}, ir.Ref("T.x")),
+        ({"type": ["object", "string"], "properties": {"a": {"type": "string"}}}, ir.AnyOf((ir.Ref("T.x"), STRING))),
+    ],
+    ids=["no-type", "two-types"],
+)
+def test_an_inline_object_without_type_or_beside_another_type(node: dict[str, Any], expected: ir.TypeExpr) -> None:
+    protocol = _protocol({"T": {"type": "object", "properties": {"x": node}}})
+    t = protocol.def_map()["T"]
+    assert isinstance(t, ir.ObjectDef) and t.fields[0].type == expected
+    assert protocol.def_map()["T.x"].origin.pointer == AT
