@@ -75,6 +75,23 @@ def test_resolve_consumes_the_ref_at_its_pointer() -> None:
     assert ctx.consumed == {("/$defs/B/properties/x", "$ref")}
 
 
+@pytest.mark.parametrize(
+    ("ref", "code", "message"),
+    [
+        ("#/$defs/Missing", "ACPG203", "$ref '#/$defs/Missing' does not resolve"),
+        ("other.json#/$defs/A", "ACPG204", "remote $ref 'other.json#/$defs/A' is not supported; inline it"),
+        (3, "ACPG202", "$ref must be a string"),
+    ],
+)
+def test_a_ref_that_cannot_be_resolved_is_refused_at_its_pointer(ref: Any, code: str, message: str) -> None:
+    ctx = _ctx({"$defs": {"A": {"type": "string"}}})
+    with pytest.raises(AcpgenError) as exc:
+        ctx.resolve(ref, "/$defs/B/properties/x/$ref")
+    assert [(d.code, d.pointer, d.message) for d in exc.value.diagnostics] == [
+        (code, "/$defs/B/properties/x/$ref", message)
+    ]
+
+
 # -- diagnostics and origins -------------------------------------------------------------
 
 
