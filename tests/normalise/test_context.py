@@ -39,7 +39,11 @@ def test_the_defs_are_read_from_dollar_defs_first() -> None:
 def test_the_defs_are_read_from_definitions_without_dollar_defs() -> None:
     ctx = _ctx({"definitions": {"B": {}}})
     assert (ctx.defs, ctx.container, ctx.def_pointer("B")) == ({"B": {}}, "definitions", "/definitions/B")
-    assert _ctx({}).defs == {}
+
+
+def test_a_file_without_defs_has_none_and_no_problem() -> None:
+    ctx = _ctx({"title": "no defs"})
+    assert (ctx.defs, ctx.container, ctx.problems.items) == ({}, "definitions", [])
 
 
 @pytest.mark.parametrize(("container", "defs"), [("$defs", []), ("definitions", "x"), ("$defs", None)])
