@@ -477,6 +477,30 @@ def test_a_full_iterator_holds_the_connection_back(style: str, sdk: Path) -> Non
 
 
 @pytest.mark.parametrize("style", STYLES)
+def test_an_iterator_at_max_queued_stops_the_next_update_being_handled(style: str, sdk: Path) -> None:
+    """Reading one notification ahead (``max_in_flight=1``), an iterator holds exactly
+    ``max_queued`` updates: the handler of the update that filled it waits for room, and
+    reading with it; each update taken makes room for one more."""
+    m = sdk_module(sdk, style, "v1")
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False, max_in_flight=1) as (conn, peer):
+            sessions = package(m).ClientSessions(conn, max_queued=3)
+            conn.start(sessions.handler())
+            updates = sessions.session("s").updates()
+            sending = asyncio.create_task(peer.send(*(chunk_note(i) for i in range(20))))
+            await asyncio.sleep(0.2)
+            assert len(updates._feed.items) == 3
+            assert (await updates.__anext__()).data["content"]["text"] == "0"
+            await asyncio.sleep(0.1)
+            assert len(updates._feed.items) == 3
+            await updates.aclose()  # no iterator left to wait for: the rest is read
+            await asyncio.wait_for(sending, 5)
+
+    run(body())
+
+
+@pytest.mark.parametrize("style", STYLES)
 def test_without_the_handler_an_iterator_left_behind_drops_its_oldest(style: str, sdk: Path) -> None:
     m = sdk_module(sdk, style, "v1")
 
