@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+from contextlib import asynccontextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, AsyncIterator
 
 import pytest
 
@@ -26,6 +27,17 @@ from .sessions_harness import package, play, run, sdk_module, sdk_packages, turn
 @pytest.fixture(scope="module")
 def sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return sdk_packages(tmp_path_factory)
+
+
+@asynccontextmanager
+async def served(m: ModuleType, max_queued: int | None = None, **options: Any) -> AsyncIterator[tuple[Any, Any, Peer]]:
+    """A client connection to a raw agent, served by its sessions' handler: the sessions,
+    the connection and the agent's end."""
+    async with raw_peer(m, "client", None, start=False, **options) as (conn, peer):
+        pkg = package(m)
+        sessions = pkg.ClientSessions(conn) if max_queued is None else pkg.ClientSessions(conn, max_queued=max_queued)
+        conn.start(sessions.handler())
+        yield sessions, conn, peer
 
 
 class Granting:
@@ -114,9 +126,7 @@ def test_an_update_is_typed_on_demand(style: str, sdk: Path) -> None:
 
     async def body() -> None:
         m = sdk_module(sdk, style, "v1")
-        async with raw_peer(m, "client", None, start=False) as (conn, peer):
-            sessions = package(m).ClientSessions(conn)
-            conn.start(sessions.handler())
+        async with served(m) as (sessions, conn, peer):
             updates = sessions.session("s-1").updates()
             for f in frames:
                 if f["frame"].get("method") == "session/update":
@@ -196,9 +206,7 @@ def test_v2_the_turn_ends_at_idle_even_before_the_answer(style: str, v2_main: di
     m = v2_main[style]
 
     async def body() -> None:
-        async with raw_peer(m, "client", None, start=False) as (conn, peer):
-            sessions = package(m).ClientSessions(conn)
-            conn.start(sessions.handler())
+        async with served(m) as (sessions, conn, peer):
             session = sessions.session("s")
             # a stale idle (background work ended) before the prompt does not end its turn
             await peer.send(state("idle", stopReason="end_turn"))
@@ -229,9 +237,7 @@ def test_v2_a_prompt_whose_connection_closes_before_idle_raises(style: str, v2_m
     pkg = package(m)
 
     async def body() -> None:
-        async with raw_peer(m, "client", None, start=False) as (conn, peer):
-            sessions = pkg.ClientSessions(conn)
-            conn.start(sessions.handler())
+        async with served(m) as (sessions, conn, peer):
             prompt = asyncio.create_task(sessions.session("s").prompt("go"))
             await answer_prompt(peer, [], [state("running")])
             await asyncio.sleep(0.05)
@@ -263,9 +269,7 @@ def test_new_sends_its_params_and_seeds_the_snapshot_from_the_answer(style: str,
     answer = {"sessionId": "s-9", "modes": MODES, "configOptions": OPTIONS}
 
     async def body() -> None:
-        async with raw_peer(m, "client", None, start=False) as (conn, peer):
-            sessions = package(m).ClientSessions(conn)
-            conn.start(sessions.handler())
+        async with served(m) as (sessions, conn, peer):
             params = typed(m, "session/new", NEW) if typed_params else dict(NEW)
             new = asyncio.create_task(sessions.new(params))
             request = await answer_new(peer, answer)
@@ -288,9 +292,7 @@ def test_an_answer_without_modes_or_options_seeds_nothing(style: str, sdk: Path)
     m = sdk_module(sdk, style, "v1")
 
     async def body() -> None:
-        async with raw_peer(m, "client", None, start=False) as (conn, peer):
-            sessions = package(m).ClientSessions(conn)
-            conn.start(sessions.handler())
+        async with served(m) as (sessions, conn, peer):
             new = asyncio.create_task(sessions.new(NEW))
             await answer_new(peer, {"sessionId": "s-1"})
             snap = (await asyncio.wait_for(new, 5)).snapshot()
@@ -311,9 +313,7 @@ def test_updates_read_before_the_answer_of_new_are_not_overwritten_by_it(style: 
     ]
 
     async def body() -> None:
-        async with raw_peer(m, "client", None, start=False) as (conn, peer):
-            sessions = package(m).ClientSessions(conn)
-            conn.start(sessions.handler())
+        async with served(m) as (sessions, conn, peer):
             new = asyncio.create_task(sessions.new(NEW))
             await answer_new(peer, {"sessionId": "s-9", "modes": MODES, "configOptions": OPTIONS}, before)
             snap = (await asyncio.wait_for(new, 5)).snapshot()
@@ -327,9 +327,7 @@ def test_invalid_params_are_refused_before_anything_is_sent(style: str, sdk: Pat
     m = sdk_module(sdk, style, "v1")
 
     async def body() -> None:
-        async with raw_peer(m, "client", None, start=False) as (conn, peer):
-            sessions = package(m).ClientSessions(conn)
-            conn.start(sessions.handler())
+        async with served(m) as (sessions, conn, peer):
             with pytest.raises(m.RPC.codec.errors):
                 await sessions.new({"cwd": 5, "mcpServers": []})
             session = sessions.session("s")
@@ -349,9 +347,7 @@ def test_a_prompt_of_text_or_blocks_is_sent_as_the_prompts_params(style: str, sd
     block = {"type": "text", "text": "typed"}
 
     async def body() -> list[Any]:
-        async with raw_peer(m, "client", None, start=False) as (conn, peer):
-            sessions = package(m).ClientSessions(conn)
-            conn.start(sessions.handler())
+        async with served(m) as (sessions, conn, peer):
             session = sessions.session("s-3")
             sent = []
             for prompt in ("hi", [m.RPC.codec.load(m.ContentBlock, block), {"type": "text", "text": "wire"}]):
@@ -375,9 +371,7 @@ def test_a_v2_prompt_closed_without_a_reason_says_closed(style: str, sdk: Path) 
     pkg = package(m)
 
     async def body() -> None:
-        async with raw_peer(m, "client", None, start=False) as (conn, peer):
-            sessions = pkg.ClientSessions(conn)
-            conn.start(sessions.handler())
+        async with served(m) as (sessions, conn, peer):
             prompt = asyncio.create_task(sessions.session("s").prompt("go"))
             request = await peer.recv()
             await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"messageId": "u1"}})
@@ -455,9 +449,7 @@ def test_a_full_iterator_holds_the_connection_back(style: str, sdk: Path) -> Non
     m = sdk_module(sdk, style, "v1")
 
     async def body() -> None:
-        async with raw_peer(m, "client", None, start=False, max_in_flight=4) as (conn, peer):
-            sessions = package(m).ClientSessions(conn, max_queued=5)
-            conn.start(sessions.handler())
+        async with served(m, max_in_flight=4, max_queued=5) as (sessions, conn, peer):
             updates = sessions.session("s").updates()
             sending = asyncio.create_task(peer.send(*(chunk_note(i) for i in range(300))))
             await asyncio.sleep(0.3)
@@ -484,9 +476,7 @@ def test_an_iterator_at_max_queued_stops_the_next_update_being_handled(style: st
     m = sdk_module(sdk, style, "v1")
 
     async def body() -> None:
-        async with raw_peer(m, "client", None, start=False, max_in_flight=1) as (conn, peer):
-            sessions = package(m).ClientSessions(conn, max_queued=3)
-            conn.start(sessions.handler())
+        async with served(m, max_in_flight=1, max_queued=3) as (sessions, conn, peer):
             updates = sessions.session("s").updates()
             sending = asyncio.create_task(peer.send(*(chunk_note(i) for i in range(20))))
             await asyncio.sleep(0.2)
@@ -524,9 +514,7 @@ def test_iterators_end_when_the_connection_closes(style: str, sdk: Path) -> None
     m = sdk_module(sdk, style, "v1")
 
     async def body() -> None:
-        async with raw_peer(m, "client", None, start=False) as (conn, peer):
-            sessions = package(m).ClientSessions(conn)
-            conn.start(sessions.handler())
+        async with served(m) as (sessions, conn, peer):
             updates = sessions.session("s").updates()
             await peer.send(chunk_note(1))
             peer.close_output()
@@ -553,9 +541,7 @@ def test_updates_in_a_batch_and_frames_that_are_not_notifications(style: str, tm
         return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": {"type": "text", "text": value}}, **extra}
 
     async def body() -> None:
-        async with raw_peer(m, "client", None, start=False) as (conn, peer):
-            sessions = package(m).ClientSessions(conn)
-            conn.start(sessions.handler())
+        async with served(m) as (sessions, conn, peer):
             await peer.send([text("a", "1"), text("b", "x"), text("a", "2")])
             await peer.send({**text("a", "no"), "jsonrpc": "1.0"}, text("a", "no", id=7), text("a", "3"))
             while sessions.session("a").snapshot().updates < 3:
@@ -574,9 +560,7 @@ def test_an_iterator_left_with_break_holds_nothing_back(style: str, sdk: Path) -
     m = sdk_module(sdk, style, "v1")
 
     async def scenario() -> None:
-        async with raw_peer(m, "client", None, start=False, max_in_flight=4) as (conn, peer):
-            sessions = package(m).ClientSessions(conn, max_queued=3)
-            conn.start(sessions.handler())
+        async with served(m, max_in_flight=4, max_queued=3) as (sessions, conn, peer):
             session = sessions.session("s")
             await peer.send(chunk_note(0))
             async for _ in session.updates():
@@ -604,9 +588,7 @@ def test_a_session_forgotten_ends_its_iterators_and_state(style: str, sdk: Path)
     m = sdk_module(sdk, style, "v1")
 
     async def body() -> None:
-        async with raw_peer(m, "client", None, start=False) as (conn, peer):
-            sessions = package(m).ClientSessions(conn)
-            conn.start(sessions.handler())
+        async with served(m) as (sessions, conn, peer):
             old = sessions.session("s")
             updates = old.updates()
             await peer.send(chunk_note(1))
