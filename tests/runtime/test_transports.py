@@ -102,6 +102,7 @@ def test_closing_releases_the_agent_pipes(m: ModuleType, tmp_path: Path) -> None
             await asyncio.wait_for(conn.close(), 10)
             _end(pidfile)
 
+    gc.collect()  # what the tests before this one left behind is not this test's
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         run(scenario())
