@@ -112,6 +112,11 @@ def test_blank_lines_are_skipped() -> None:
     assert host.events == [("line", b'{"a":1}'), PEER_CLOSED]
 
 
+def test_a_stream_that_begins_with_an_empty_line_skips_it() -> None:
+    host = read_all(b'\n{"a":1}\n')
+    assert host.events == [("line", b'{"a":1}'), PEER_CLOSED]
+
+
 def test_a_last_line_without_its_newline_is_handed_on_at_the_end() -> None:
     host = read_all(b'{"a":1}\n{"b":2}')
     assert host.events == [("line", b'{"a":1}'), ("line", b'{"b":2}'), PEER_CLOSED]
