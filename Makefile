@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: help install build check test docs fuzz bench snapshots typecheck mutate clean
+.PHONY: help install build check test docs fuzz bench snapshots typecheck mutate mutate-again clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -44,6 +44,9 @@ MINUTES ?= 30
 ONLY ?=
 mutate: install ## mutation testing: make mutate PKG=normalise|diff|runtime [ONLY=module,...] [MINUTES=30]
 	MINUTES=$(MINUTES) ONLY=$(ONLY) $(BIN)/python tools/mutate.py $(PKG)
+
+mutate-again: install ## mutants of the last make mutate against the current tests: make mutate-again PKG=runtime MUTANTS='acpgen.runtime._router.*' TESTS='tests/runtime/test_router.py' [K=...] [ALL=1]
+	MUTANTS="$(MUTANTS)" TESTS="$(TESTS)" K="$(K)" ALL="$(ALL)" $(BIN)/python tools/mutate_again.py $(PKG)
 
 typecheck: install ## mypy --strict on acpgen itself
 	$(BIN)/mypy

@@ -71,6 +71,8 @@ PACKAGES: dict[str, list[str]] = {
         "tests/runtime/test_tool_calls.py",
         "tests/runtime/test_lines.py",
         "tests/runtime/test_channel.py",
+        "tests/runtime/test_router.py",
+        "tests/runtime/test_alternatives.py",
     ],
 }
 COPIED = ("acpgen", "templates", "schemas", "tests")

@@ -228,3 +228,188 @@ except ImportError as exc:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "ERR OpenTelemetry spans need the package opentelemetry-api: pip install opentelemetry-api" in out.stdout
+
+
+# --- the source module itself: what a span records, on a recording span -----------------
+
+from acpgen.runtime import _telemetry as source  # noqa: E402
+from acpgen.runtime._frames import (  # noqa: E402
+    ConnectionClosedError,
+    InvalidResultError,
+    OversizedFrameError,
+    RemoteError,
+)
+
+
+class Recording:
+    """A span that records what is set on it, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any, Any]] = []
+
+    def set_attribute(self, key: str, value: Any) -> None:
+        self.calls.append(("attr", key, value))
+
+    def set_status(self, status: Any) -> None:
+        self.calls.append(("status", status, None))
+
+
+def recorded() -> tuple[Any, Recording]:
+    span = Recording()
+    return source.Span(span, lambda text: ("failed", text)), span
+
+
+@pytest.mark.parametrize(
+    ("args", "calls"),
+    [
+        (("ok",), [("attr", "acp.outcome", "ok")]),
+        (("ok", 0), [("attr", "acp.outcome", "ok"), ("attr", "rpc.jsonrpc.error_code", 0)]),
+        (
+            ("error", -32000, "Authentication required"),
+            [
+                ("attr", "acp.outcome", "error"),
+                ("attr", "rpc.jsonrpc.error_code", -32000),
+                ("attr", "rpc.jsonrpc.error_message", "Authentication required"),
+                ("status", ("failed", "Authentication required"), None),
+            ],
+        ),
+        (
+            ("error", -32603),
+            [("attr", "acp.outcome", "error"), ("attr", "rpc.jsonrpc.error_code", -32603), ("status", ("failed", "error"), None)],
+        ),
+        (("cancelled",), [("attr", "acp.outcome", "cancelled"), ("status", ("failed", "cancelled"), None)]),
+        (("closed", None, "peer gone"), [("attr", "acp.outcome", "closed"), ("status", ("failed", "peer gone"), None)]),
+    ],
+)
+def test_a_span_records_its_outcome_code_message_and_status(args: tuple[Any, ...], calls: list[Any]) -> None:
+    span, rec = recorded()
+    span.outcome(*args)
+    assert rec.calls == calls
+
+
+@pytest.mark.parametrize(
+    ("exc", "calls"),
+    [
+        (
+            RemoteError(-32002, "Resource not found", {"path": "/x"}, method="fs/read_text_file", id=3),
+            [
+                ("attr", "acp.outcome", "error"),
+                ("attr", "rpc.jsonrpc.error_code", -32002),
+                ("attr", "rpc.jsonrpc.error_message", "Resource not found"),
+                ("status", ("failed", "Resource not found"), None),
+            ],
+        ),
+        (asyncio.CancelledError(), [("attr", "acp.outcome", "cancelled"), ("status", ("failed", "cancelled"), None)]),
+        (
+            ConnectionClosedError("the peer went away", 3),
+            [("attr", "acp.outcome", "closed"), ("status", ("failed", "the peer went away"), None)],
+        ),
+        (
+            InvalidResultError("session/new", 1, {}, "sessionId: missing"),
+            [
+                ("attr", "acp.outcome", "invalid"),
+                ("status", ("failed", "invalid result for 'session/new' (id 1): sessionId: missing"), None),
+            ],
+        ),
+        (
+            OversizedFrameError("session/load", "a", 9, 8),
+            [
+                ("attr", "acp.outcome", "invalid"),
+                (
+                    "status",
+                    ("failed", "the answer to 'session/load' (id 'a') is a line of 9 bytes, over the connection's limit of 8 bytes"),
+                    None,
+                ),
+            ],
+        ),
+        (ValueError("boom"), [("attr", "acp.outcome", "error"), ("status", ("failed", "ValueError: boom"), None)]),
+    ],
+)
+def test_a_span_of_ours_records_how_it_failed(exc: BaseException, calls: list[Any]) -> None:
+    span, rec = recorded()
+    span.failed(exc)
+    assert rec.calls == calls
+
+
+@pytest.mark.parametrize(
+    ("line", "calls"),
+    [
+        (None, [("attr", "acp.outcome", "ok")]),
+        (b'{"jsonrpc":"2.0","id":1,"result":{"code":5}}\n', [("attr", "acp.outcome", "ok")]),
+        (
+            b'{"jsonrpc":"2.0","id":-1.5e3,"error":{"code":-32800,"message":"Request cancelled"}}\n',
+            [("attr", "acp.outcome", "cancelled"), ("attr", "rpc.jsonrpc.error_code", -32800), ("status", ("failed", "cancelled"), None)],
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":"a\\"b","error":{"message":"x","code":-32000}}\n',
+            [("attr", "acp.outcome", "error"), ("attr", "rpc.jsonrpc.error_code", -32000), ("status", ("failed", "error"), None)],
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":null,"error":{"code":7,"message":"m"}}\n',
+            [("attr", "acp.outcome", "error"), ("attr", "rpc.jsonrpc.error_code", 7), ("status", ("failed", "error"), None)],
+        ),
+        # not the runtime's own layout: read as answered
+        (b'{"id":1,"jsonrpc":"2.0","error":{"code":7,"message":"m"}}\n', [("attr", "acp.outcome", "ok")]),
+    ],
+)
+def test_a_span_of_the_peers_request_reads_its_answer(line: bytes | None, calls: list[Any]) -> None:
+    span, rec = recorded()
+    span.answered(line)
+    assert rec.calls == calls
+
+
+def test_spans_through_a_given_tracer_or_provider() -> None:
+    exporter = InMemorySpanExporter()
+    provider = trace_sdk.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    otel = source.OpenTelemetry(tracer_provider=provider)
+    with otel.span("out", "session/new", "x") as ours:
+        ours.outcome("ok")
+    with pytest.raises(RuntimeError):
+        with otel.span("in", "session/prompt", 7) as theirs:
+            raise RuntimeError("handler bug")
+    mine, peers = exporter.get_finished_spans()
+    assert (mine.name, mine.kind, peers.name, peers.kind) == ("session/new", SpanKind.CLIENT, "session/prompt", SpanKind.SERVER)
+    assert dict(mine.attributes) == {
+        "rpc.system": "jsonrpc",
+        "rpc.method": "session/new",
+        "rpc.jsonrpc.version": "2.0",
+        "rpc.jsonrpc.request_id": '"x"',
+        "acp.outcome": "ok",
+    }
+    assert peers.attributes["rpc.jsonrpc.request_id"] == "7"
+    # what escapes a span is recorded by the connection's outcome, not by OpenTelemetry
+    assert peers.events == () and peers.status.status_code == StatusCode.UNSET
+    assert mine.instrumentation_scope.name == "acp.jsonrpc"
+    # a tracer given wins over the provider
+    other = InMemorySpanExporter()
+    given = trace_sdk.TracerProvider()
+    given.add_span_processor(SimpleSpanProcessor(other))
+    otel = source.OpenTelemetry(given.get_tracer("mine"), tracer_provider=provider)
+    with otel.span("out", "initialize", 0) as span:
+        span.outcome("error", -1, "no")
+    [done] = other.get_finished_spans()
+    assert done.status.status_code == StatusCode.ERROR and done.status.description == "no"
+    assert len(exporter.get_finished_spans()) == 2
+
+
+def test_spans_without_opentelemetry_say_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "opentelemetry", None)
+    monkeypatch.setitem(sys.modules, "opentelemetry.trace", None)
+    with pytest.raises(ImportError) as caught:
+        source.OpenTelemetry()
+    assert str(caught.value) == (
+        "OpenTelemetry spans need the package opentelemetry-api: pip install opentelemetry-api (and an SDK to export them)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("traffic", "message"),
+    [
+        (source.Traffic("in", b'{"a":[1]}', 9), {"a": [1]}),
+        (source.Traffic("in", b'{"a":[1]}', 9000, False), None),
+        (source.Traffic("out", b"{not json", 9), None),
+    ],
+)
+def test_traffic_as_json(traffic: Any, message: Any) -> None:
+    assert traffic.message() == message
