@@ -5,8 +5,8 @@
 ``.mutate/<package>/mutants/`` and runs mutmut, which starts every test file of the package
 once to learn which tests reach which function, and then a fresh test run per mutant.
 When tests were written for the survivors, or for mutants mutmut has not reached, this is
-the faster check: the current ``tests/`` are copied beside the mutants (the sources must
-be the ones mutated: a changed source needs ``make mutate`` again), the tests named are
+the faster check: the current ``tests/`` are copied beside the mutants (the package's
+sources must be the ones mutated: a changed one needs ``make mutate`` again), the tests named are
 collected once, and each mutant is switched on in turn (mutmut's ``MUTANT_UNDER_TEST``) and
 killed by the first test that fails with it. First every test runs with no mutant on:
 one that fails then stops the run.
@@ -90,7 +90,7 @@ def main(argv: list[str]) -> int:
     if not (mutants / "acpgen").is_dir():
         print(f"{mutants}: no mutants; run make mutate PKG={argv[0]} first", file=sys.stderr)
         return 2
-    for source in (ROOT / "acpgen").rglob("*.py"):
+    for source in (ROOT / "acpgen" / argv[0]).rglob("*.py"):
         copy = work / source.relative_to(ROOT)
         if source == ROOT / "acpgen" / "render" / "__init__.py":
             continue  # tools/mutate.py extends it in the copy (PKG=runtime)
@@ -111,7 +111,7 @@ def main(argv: list[str]) -> int:
         mutants / "tests",
         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "node_modules"),
     )
-    listed, out = work / "again.list", work / "again.out"
+    listed, out = work / f"again-{os.getpid()}.list", work / f"again-{os.getpid()}.out"
     listed.write_text("\n".join(names) + "\n")
     out.write_text("")
     env = dict(
@@ -133,6 +133,8 @@ def main(argv: list[str]) -> int:
         check=False,
     )  # fmt: skip
     rows = out.read_text().splitlines()
+    listed.unlink()
+    out.unlink()
     print("\n".join(rows))
     if any(row.startswith("baseline-failed") for row in rows):
         print("a test fails with no mutant on: nothing was run")

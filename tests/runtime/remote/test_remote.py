@@ -173,3 +173,221 @@ def test_the_http_client_reads_through_sized_sockets(m: ModuleType, reads: list[
     run(scenario(), 30)
     assert ("client", 256 * 1024) in reads and ("server", 256 * 1024) in reads
 
+
+
+# --- what both transports share: settings, security, authentication, errors ----------
+
+import sys  # noqa: E402
+
+
+def test_a_missing_library_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _remote.need("json", "ws") is json
+    monkeypatch.setitem(sys.modules, "aiohttp", None)
+    with pytest.raises(_remote.RemoteDependencyError) as caught:
+        _remote.need("aiohttp", "ws")
+    assert str(caught.value) == (
+        "the ACP remote transport (ws) needs the Python package 'aiohttp', which is not installed: pip install 'aiohttp'"
+    )
+    assert isinstance(caught.value, ImportError) and isinstance(caught.value.__cause__, ImportError)
+    monkeypatch.setitem(sys.modules, "sse_starlette", None)
+    with pytest.raises(_remote.RemoteDependencyError) as caught:
+        _remote.need("sse_starlette.sse", "server")
+    assert str(caught.value) == (
+        "the ACP remote transport (server) needs the Python package 'sse-starlette', which is not installed:"
+        " pip install 'starlette' 'uvicorn' 'sse-starlette' 'websockets'"
+    )
+
+
+def test_refusals_and_closes_say_why() -> None:
+    refused = _remote.Refused(421, "Host 'x' is not allowed")
+    assert (refused.status, refused.reason, str(refused)) == (421, "Host 'x' is not allowed", "Host 'x' is not allowed")
+    assert str(_remote.ws_closed(1011, "agent failed")) == "the WebSocket closed with code 1011: agent failed"
+    assert str(_remote.ws_closed(1000, "")) == "the WebSocket closed with code 1000"
+    assert str(_remote.ws_closed(None, None)) == "the WebSocket closed with code None"
+    error = _remote.RefusedError("ws://h/acp", 401, "not authenticated")
+    assert str(error) == "ws://h/acp refused the connection: HTTP 401: not authenticated"
+    assert (error.url, error.status, error.reason) == ("ws://h/acp", 401, "not authenticated")
+    bare = _remote.RefusedError("http://h/acp", 503)
+    assert str(bare) == "http://h/acp refused the connection: HTTP 503" and bare.reason == ""
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("localhost", True),
+        ("", False),
+        ("127.0.0.1", True),
+        ("127.9.8.7", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("10.0.0.1", False),
+        ("example.com", False),
+    ],
+)
+def test_which_binds_are_loopback(host: str, loopback: bool) -> None:
+    assert _remote._is_loopback(host) is loopback
+    expected = _remote.Security.loopback() if loopback else _remote.Security()
+    assert _remote.Security.for_bind(host) == expected
+
+
+def test_a_loopback_server_accepts_loopback_names_only() -> None:
+    security = _remote.Security.loopback()
+    assert security.allowed_hosts == ("localhost:*", "127.0.0.1:*", "[::1]:*")
+    assert security.allowed_origins == (
+        "http://localhost:*",
+        "http://127.0.0.1:*",
+        "http://[::1]:*",
+        "https://localhost:*",
+        "https://127.0.0.1:*",
+        "https://[::1]:*",
+    )
+    assert _remote.Security.for_bind("0.0.0.0") == _remote.Security(None, None)
+
+
+def refusal(security: Any, headers: dict[str, str]) -> tuple[int, str] | None:
+    try:
+        security.check(headers)
+    except _remote.Refused as exc:
+        return exc.status, exc.reason
+    return None
+
+
+def test_host_and_origin_checks() -> None:
+    security = _remote.Security(("agent.example:*", "other:8080"), ("https://app.example",))
+    assert refusal(security, {"host": "agent.example:443"}) is None
+    assert refusal(security, {"host": "OTHER:8080", "origin": "HTTPS://App.Example"}) is None
+    assert refusal(security, {"host": "other:8081"}) == (421, "Host 'other:8081' is not allowed")
+    assert refusal(security, {}) == (421, "Host '' is not allowed")
+    assert refusal(security, {"host": "other:8080", "origin": "https://evil.example"}) == (
+        403,
+        "Origin 'https://evil.example' is not allowed",
+    )
+    # the Host is judged first
+    assert refusal(security, {"host": "evil", "origin": "https://evil.example"}) == (421, "Host 'evil' is not allowed")
+    # None: anything
+    assert refusal(_remote.Security(None, ("https://app.example",)), {"host": "anything"}) is None
+    assert refusal(_remote.Security(("h",), None), {"host": "h", "origin": "https://evil.example"}) is None
+    assert refusal(_remote.Security(), {}) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "allowed", "matches"),
+    [
+        ("name", ("name:*",), True),
+        ("name:80", ("name:*",), True),
+        ("NAME:80", ("name:*",), True),
+        ("name:80", ("NAME:*",), True),
+        ("name:", ("name:*",), False),
+        ("name:8x", ("name:*",), False),
+        ("name2:80", ("name:*",), False),
+        ("xname:80", ("name:*",), False),
+        ("name:80:80", ("name:*",), False),
+        ("name:80", ("name",), False),
+        ("name", ("name",), True),
+        ("name:80", ("name:80",), True),
+        ("name:80", ("name:81", "name:80"), True),
+        ("name:80", (), False),
+        ("name:*", ("name:80",), False),
+    ],
+)
+def test_allow_list_patterns(value: str, allowed: tuple[str, ...], matches: bool) -> None:
+    assert _remote._matches(value, allowed) is matches
+
+
+def test_bearer_tokens() -> None:
+    tokens = {"t1": "alice", "t2": "bob"}
+    hook = _remote.bearer(tokens)
+    tokens["t3"] = "eve"  # the hook keeps the tokens it was given
+    assert hook({"authorization": "Bearer t1"}) == "alice"
+    assert hook({"authorization": "bearer t2"}) == "bob"
+    assert hook({"authorization": "BEARER  t2 "}) == "bob"
+    assert hook({"authorization": "Bearer t3"}) is None
+    assert hook({"authorization": "Bearer t"}) is None
+    assert hook({"authorization": "Bearer t12"}) is None
+    assert hook({"authorization": "Basic t1"}) is None
+    assert hook({"authorization": "Bearer"}) is None
+    assert hook({"authorization": "Bearer "}) is None
+    assert hook({"authorization": "t1"}) is None
+    assert hook({}) is None
+
+
+def test_the_authentication_hook() -> None:
+    async def scenario() -> None:
+        assert await _remote.authenticate(None, {}) == ""
+        assert await _remote.authenticate(lambda h: h.get("user"), {"user": "u"}) == "u"
+        assert await _remote.authenticate(lambda h: 7, {}) == "7"
+
+        async def later(headers: Any) -> str | None:
+            await asyncio.sleep(0)
+            return headers.get("user")
+
+        assert await _remote.authenticate(later, {"user": "v"}) == "v"
+        for hook in (lambda h: None, later):
+            with pytest.raises(_remote.Refused) as caught:
+                await _remote.authenticate(hook, {})
+            assert (caught.value.status, caught.value.reason) == (401, "not authenticated")
+
+    run(scenario(), timeout=10)
+
+
+def test_server_options_are_checked() -> None:
+    options = _remote.ServerOptions()
+    assert (options.path, options.security, options.authenticate) == ("/acp", None, None)
+    assert (options.max_body, options.keepalive, options.init_timeout, options.idle_timeout) == (16 * 1024 * 1024, 15.0, 30.0, 600.0)
+    assert (options.stream_queue, options.max_streams, options.connection) == (256, 64, {})
+    assert _remote.ServerOptions().connection is not options.connection
+    _remote.ServerOptions(max_body=2, stream_queue=1, max_streams=2, keepalive=0.01, init_timeout=0.01, idle_timeout=0.01)
+    for bad in ({"max_body": 1}, {"stream_queue": 0}, {"max_streams": 1}):
+        with pytest.raises(ValueError) as caught:
+            _remote.ServerOptions(**bad)
+        assert str(caught.value) == "max_body must be >= 2, stream_queue >= 1 and max_streams >= 2"
+    for name in ("keepalive", "init_timeout", "idle_timeout"):
+        for value in (0, -1.0):
+            with pytest.raises(ValueError) as caught:
+                _remote.ServerOptions(**{name: value})
+            assert str(caught.value) == f"{name} must be > 0"
+
+
+def test_ids_and_sessions_of_messages() -> None:
+    keys = {_remote.id_key(rid) for rid in (1, 1.0, True, "1", None)}
+    assert len(keys) == 5 and _remote.id_key(1) == ("int", 1)
+    assert _remote.session_of({"params": {"sessionId": "s"}}) == "s"
+    assert _remote.session_of({"params": {"sessionId": 5}}) is None
+    assert _remote.session_of({"params": ["s"]}) is None
+    assert _remote.session_of({"id": 1}) is None
+    assert _remote.session_of(["params"]) is None
+    ids = {_remote.new_id() for _ in range(50)}
+    assert len(ids) == 50 and all(len(i) == 24 and i.replace("-", "").replace("_", "").isalnum() for i in ids)
+
+
+def test_a_listening_socket_over_ipv6_and_its_failures() -> None:
+    try:
+        six = _remote.listening_socket("::1", 0)
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    with six:
+        assert six.family == socket.AF_INET6 and six.get_inheritable()
+    four = _remote.listening_socket("127.0.0.1", 0)
+    with four:
+        assert four.family == socket.AF_INET and four.get_inheritable()
+        taken = four.getsockname()[1]
+        four.listen(1)
+        import gc
+        import warnings
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(OSError):
+                _remote.listening_socket("203.0.113.1", taken)  # not an address of this machine
+            gc.collect()
+        assert not [w for w in caught if issubclass(w.category, ResourceWarning)]  # closed
+
+
+def test_a_sized_listener_with_a_timeout_accepts_blocking_sockets() -> None:
+    listener = _remote.listening_socket("127.0.0.1", 0)
+    listener.settimeout(5)
+    client, accepted = pair(listener, socket.socket())
+    with listener, client, accepted:
+        assert accepted.gettimeout() is None

@@ -187,3 +187,146 @@ asyncio.run(main())
     assert "pip install 'aiohttp'" in lines[1]
     assert "pip install" in lines[2] and "httpx" in lines[2] and "'aiohttp'" in lines[2]
     assert "(http2-client)" in lines[3] and "'curl_cffi'" in lines[3]
+
+
+# --- the server's channel on its own, over ASGI messages a test plays ----------------
+
+from acpgen.runtime import _websocket  # noqa: E402
+from acpgen.runtime._channel import ChannelClosed  # noqa: E402
+
+
+class Socket:
+    """What the channel is given: ASGI ``receive`` fed from a list, ``send`` recorded,
+    and the Starlette WebSocket's ``close``."""
+
+    def __init__(self, *incoming: dict[str, Any], fail_send: bool = False, fail_close: bool = False) -> None:
+        self.incoming = list(incoming)
+        self.sent: list[dict[str, Any]] = []
+        self.closes: list[tuple[int, str]] = []
+        self.fail_send = fail_send
+        self.fail_close = fail_close
+
+    async def receive(self) -> dict[str, Any]:
+        return self.incoming.pop(0)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if self.fail_send:
+            raise RuntimeError("socket gone")
+        self.sent.append(message)
+
+    async def close(self, code: int, reason: str = "") -> None:
+        self.closes.append((code, reason))
+        if self.fail_close:
+            raise RuntimeError("already closed")
+
+    def channel(self, max_size: int = 100) -> Any:
+        return _websocket.ServerWebSocketChannel(self, max_size, self.receive, self.send)
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "websocket.receive", "text": value}
+
+
+def test_the_channel_reads_text_frames_and_skips_binary_ones(caplog: pytest.LogCaptureFixture) -> None:
+    sock = Socket(text('{"a":1}'), {"type": "websocket.receive", "bytes": b"\x00"}, text("é\udcff"), text("x" * 100))
+    channel = sock.channel()
+
+    async def scenario() -> list[Any]:
+        return [await channel.receive() for _ in range(3)]
+
+    with caplog.at_level("INFO"):
+        got = run(scenario(), timeout=5)
+    assert got == [b'{"a":1}', "é\udcff".encode("utf-8", "surrogatepass"), b"x" * 100]
+    assert [r.getMessage() for r in caplog.records if r.name.endswith("_websocket")] == [
+        "a binary WebSocket frame ignored (ACP is in text frames)"
+    ]
+    assert sock.closes == []
+
+
+def test_a_message_over_the_limit_closes_the_socket_with_1009() -> None:
+    sock = Socket(text("x" * 101))
+    channel = sock.channel(100)
+
+    async def scenario() -> None:
+        with pytest.raises(ChannelClosed) as caught:
+            await channel.receive()
+        assert str(caught.value) == "the WebSocket closed with code 1009: a message of 101 bytes, over the limit"
+        assert sock.closes == [(1009, "message too big")]
+        with pytest.raises(ChannelClosed) as caught:
+            await channel.send(b"{}")
+        assert str(caught.value) == "the WebSocket is closed"
+        await channel.aclose()  # closed once only
+        assert sock.closes == [(1009, "message too big")]
+
+    run(scenario(), timeout=5)
+    # the limit counts bytes, not characters
+    sock = Socket(text("é" * 51))
+    with pytest.raises(ChannelClosed):
+        run(sock.channel(101).receive(), timeout=5)
+
+
+@pytest.mark.parametrize("code", [1000, 1001, 1005, None])
+def test_a_normal_disconnect_ends_the_channel(code: int | None) -> None:
+    message: dict[str, Any] = {"type": "websocket.disconnect"}
+    if code is not None:
+        message["code"] = code
+    sock = Socket(message)
+    channel = sock.channel()
+
+    async def scenario() -> None:
+        assert await channel.receive() is None
+        with pytest.raises(ChannelClosed):
+            await channel.send(b"{}")
+        await channel.aclose()
+        assert sock.closes == []  # the peer closed it already
+
+    run(scenario(), timeout=5)
+
+
+def test_an_abnormal_disconnect_and_an_unexpected_message_are_errors() -> None:
+    sock = Socket({"type": "websocket.disconnect", "code": 1011, "reason": "agent failed"})
+    with pytest.raises(ChannelClosed) as caught:
+        run(sock.channel().receive(), timeout=5)
+    assert str(caught.value) == "the WebSocket closed with code 1011: agent failed"
+    sock = Socket({"type": "websocket.disconnect", "code": 1006})
+    with pytest.raises(ChannelClosed) as caught:
+        run(sock.channel().receive(), timeout=5)
+    assert str(caught.value) == "the WebSocket closed with code 1006"
+    sock = Socket({"type": "websocket.connect"})
+    with pytest.raises(ChannelClosed) as caught:
+        run(sock.channel().receive(), timeout=5)
+    assert str(caught.value) == "an unexpected ASGI message: 'websocket.connect'"
+
+
+def test_the_channel_sends_text_frames_and_fails_once_the_socket_is_gone() -> None:
+    sock = Socket()
+    channel = sock.channel()
+
+    async def scenario() -> None:
+        await channel.send('{"b":"é"}'.encode())
+        assert sock.sent == [{"type": "websocket.send", "text": '{"b":"é"}'}]
+        sock.fail_send = True
+        with pytest.raises(ChannelClosed) as caught:
+            await channel.send(b"{}")
+        assert str(caught.value) == "sending on the WebSocket failed: RuntimeError('socket gone')"
+        assert isinstance(caught.value.__cause__, RuntimeError)
+        sock.fail_send = False
+        with pytest.raises(ChannelClosed) as caught:
+            await channel.send(b"{}")
+        assert str(caught.value) == "the WebSocket is closed" and len(sock.sent) == 1
+
+    run(scenario(), timeout=5)
+
+
+def test_closing_the_channel_closes_the_socket_once() -> None:
+    sock = Socket(fail_close=True)
+    channel = sock.channel()
+
+    async def scenario() -> None:
+        await channel.aclose()  # a socket already gone: no error
+        await channel.aclose()
+        assert sock.closes == [(1000, "")]
+        with pytest.raises(ChannelClosed):
+            await channel.send(b"{}")
+
+    run(scenario(), timeout=5)
