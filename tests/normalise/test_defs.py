@@ -103,11 +103,18 @@ def test_a_malformed_keyword_of_a_def_is_a_problem() -> None:
 
 
 def test_an_enum_of_strings_is_an_enum_def() -> None:
-    schema = {"type": "string", "enum": ["a", "b"], "description": "d", "title": "t", "x-docs-ignore": True}
+    schema = {
+        "type": "string",
+        "enum": ["a", "b"],
+        "description": "d",
+        "title": "t",
+        "x-docs-ignore": True,
+        "x-acpgen-overlay": "o",
+    }
     built, ctx = _build(schema)
     values = (ir.EnumValue("a"), ir.EnumValue("b"))
     assert built == ir.EnumDef(
-        "T", _at(), "string", values, description="d", title="t", docs_ignore=True, encoding="enum"
+        "T", _at(P, "o"), "string", values, description="d", title="t", docs_ignore=True, encoding="enum"
     )
     assert ctx.consumed == {(P, "enum"), (P, "type")}
 
@@ -154,6 +161,7 @@ def test_a_union_of_constants_is_an_enum_with_their_prose() -> None:
         "description": "d",
         "title": "t",
         "x-docs-ignore": True,
+        "x-acpgen-overlay": "o",
         "anyOf": [
             {"const": "a", "type": "string", "description": "A", "title": "TA"},
             {"enum": ["b", "c"], "description": "ignored"},
@@ -162,7 +170,7 @@ def test_a_union_of_constants_is_an_enum_with_their_prose() -> None:
     built, ctx = _build(schema)
     values = (ir.EnumValue("a", "A", "TA"), ir.EnumValue("b"), ir.EnumValue("c"))
     assert built == ir.EnumDef(
-        "T", _at(), "string", values, description="d", title="t", docs_ignore=True, encoding="anyOf"
+        "T", _at(P, "o"), "string", values, description="d", title="t", docs_ignore=True, encoding="anyOf"
     )
     assert ctx.consumed == {
         (P, "type"),
@@ -193,9 +201,10 @@ def test_an_open_enum_has_a_fallback_member_of_its_kind() -> None:
 
 
 def test_a_fallback_without_prose_has_none() -> None:
-    built = _build({"oneOf": [{"const": "a"}, {"type": "string"}]})[0]
+    built = _build({"oneOf": [{"const": "a"}, {"type": "string"}], "x-docs-ignore": 1})[0]
     assert isinstance(built, ir.EnumDef)
     assert (built.open, built.fallback_title, built.fallback_description) == (True, None, None)
+    assert (built.title, built.description, built.docs_ignore) == (None, None, False)
 
 
 @pytest.mark.parametrize(
@@ -357,7 +366,7 @@ def test_an_inline_object_member_is_named_after_its_owner() -> None:
 
 
 def test_build_fields_skips_the_named_members_and_reads_nothing_else() -> None:
-    schema = {"properties": {"a": {"type": "string"}, "tag": {"const": "x"}}, "required": "a"}
+    schema = {"properties": {"tag": {"const": "x"}, "a": {"type": "string"}}, "required": "a"}
     ctx = _ctx({"T": schema})
     assert build_fields(ctx, "T", schema, P, skip=frozenset({"tag"})) == (_field("a", STRING),)
     assert build_fields(ctx, "T", {}, P) == ()
@@ -569,8 +578,9 @@ def test_a_branch_that_is_no_object_is_refused() -> None:
 
 
 def test_a_malformed_keyword_of_a_branch_is_a_problem() -> None:
-    _, ctx = _mixins({"anyOf": [{"title": "A", "required": "a"}]})
+    (m,), ctx = _mixins({"anyOf": [{"title": "A", "required": "a"}]})
     assert [(d.code, d.pointer) for d in ctx.problems.items] == [("ACPG202", P + "/anyOf/0/required")]
+    assert m.required == ()
 
 
 def test_a_branch_that_forbids_values_or_members() -> None:
