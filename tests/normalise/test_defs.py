@@ -1,7 +1,8 @@
 """The def one named schema node becomes (acpgen/normalise/defs.py): an alias, an enum (the
-``enum`` keyword or a union of constants), an object with its members, the def it extends,
-its unions of branches and its unknown members; each built from a small schema held in
-memory, with the keywords the build read and the problems it found."""
+``enum`` keyword or a union of constants), an object with its members, the def it extends
+and its unknown members; each built from a small schema held in memory, with the keywords
+the build read and the problems it found. The branches of an object's unions are tested
+in test_defs_branches.py."""
 
 from __future__ import annotations
 
@@ -14,18 +15,7 @@ from acpgen import ir
 from acpgen.errors import AcpgenError
 from acpgen.load import Meta, RawDocument
 from acpgen.normalise.context import Context
-from acpgen.normalise.defs import (
-    base_def,
-    branch_label,
-    build_def,
-    build_fields,
-    build_mixins,
-    extra_members,
-    label_branches,
-    try_enum,
-    union_keyword,
-    UnionNode,
-)
+from acpgen.normalise.defs import UnionNode, base_def, build_def, build_fields, extra_members, try_enum, union_keyword
 from acpgen.source import SourceFile
 
 P = "/$defs/T"
@@ -71,7 +61,10 @@ def test_an_annotated_empty_schema_is_an_alias_of_anything_with_its_prose() -> N
     assert _build(schema)[0] == ir.AliasDef("T", _at(P, "rfd"), ir.AnyT(), "d", "t", True)
     # only a literal `true` hides it from the docs; prose that is no string is no prose
     schema = {"description": 1, "title": ["t"], "x-docs-ignore": "yes"}
-    assert _build(schema)[0] == ir.AliasDef("T", _at(), ir.AnyT(), None, None, False)
+    built, ctx = _build(schema)
+    assert built == ir.AliasDef("T", _at(), ir.AnyT(), None, None, False)
+    # a schema of annotations only accepts anything: its annotations are not checked
+    assert ctx.problems.items == []
 
 
 @pytest.mark.parametrize(("schema", "found"), [(False, "bool"), (3, "int"), ("x", "str"), (None, "NoneType")])
@@ -94,8 +87,17 @@ def test_an_inline_object_inside_an_alias_is_named_after_the_alias() -> None:
     assert list(ctx.lifted) == ["T.inner.item"]
 
 
-def test_a_malformed_keyword_of_a_def_is_a_problem() -> None:
-    _, ctx = _build({"type": "string", "minLength": "2"})
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "string", "minLength": "2"},
+        {"enum": ["a", "b"], "minLength": "2"},
+        {"oneOf": [{"const": "a"}, {"const": "b"}], "minLength": "2"},
+    ],
+    ids=["alias", "enum", "union-of-constants"],
+)
+def test_a_malformed_keyword_of_a_def_is_a_problem(schema: dict[str, Any]) -> None:
+    _, ctx = _build(schema)
     assert [(d.code, d.pointer) for d in ctx.problems.items] == [("ACPG202", P + "/minLength")]
 
 
@@ -198,6 +200,13 @@ def test_an_open_enum_has_a_fallback_member_of_its_kind() -> None:
     )
     assert (P + "/oneOf/2", "format") in ctx.consumed and (P + "/oneOf/2", "type") in ctx.consumed
     assert (P + "/oneOf/1", "format") in ctx.consumed
+
+
+def test_a_member_listing_integers_makes_an_integer_enum() -> None:
+    built = _build({"oneOf": [{"enum": [1, 2]}, {"const": 3}]})[0]
+    assert built == ir.EnumDef(
+        "T", _at(), "integer", (ir.EnumValue(1), ir.EnumValue(2), ir.EnumValue(3)), encoding="oneOf"
+    )
 
 
 def test_a_fallback_without_prose_has_none() -> None:
@@ -427,6 +436,14 @@ def test_an_object_inherits_the_members_of_the_def_it_extends_first() -> None:
     )
 
 
+def test_an_inherited_inline_object_keeps_the_name_it_has_in_the_def_extended() -> None:
+    base = {"properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}}}}}
+    built, ctx = _build({"$ref": "#/$defs/Base", "properties": {}}, Base=base)
+    assert isinstance(built, ir.ObjectDef)
+    assert built.fields == (_field("a", ir.Ref("Base.a"), at="/$defs/Base"),)
+    assert list(ctx.lifted) == ["Base.a"]
+
+
 def test_an_object_extending_a_def_that_is_no_object_inherits_nothing() -> None:
     built = _build({"$ref": "#/$defs/Base", "properties": {"c": {}}}, Base=True)[0]
     assert isinstance(built, ir.ObjectDef) and built.fields == (_field("c", ir.AnyT()),)
@@ -485,188 +502,3 @@ def test_an_object_with_both_kinds_of_unknown_members_is_refused() -> None:
     assert _failure(schema) == [
         ("ACPG207", P, "additionalProperties beside unevaluatedProperties is not supported")
     ]
-
-
-# -- branches beside the members -----------------------------------------------------------
-
-
-def _mixins(schema: dict[str, Any], skip: str | None = None, **defs: Any) -> tuple[tuple[ir.Mixin, ...], Context]:
-    ctx = _ctx({"T": schema, **defs})
-    return build_mixins(ctx, "T", schema, P, skip), ctx
-
-
-def _mixin_failure(schema: dict[str, Any], **defs: Any) -> list[tuple[str, str, str]]:
-    with pytest.raises(AcpgenError) as exc:
-        _mixins(schema, **defs)
-    return [(d.code, d.pointer, d.message) for d in exc.value.diagnostics]
-
-
-def test_a_branch_in_full() -> None:
-    branch = {
-        "title": "X",
-        "description": "the x",
-        "type": "object",
-        "allOf": [{"$ref": "#/$defs/Base"}],
-        "properties": {"k": {"type": "string"}},
-        "required": ["k", 1],
-        "additionalProperties": {},
-        "unevaluatedProperties": True,
-        "x-acpgen-overlay": "o",
-    }
-    (m,), ctx = _mixins({"oneOf": [branch]}, Base=BASE)
-    at = P + "/oneOf/0"
-    assert m == ir.Mixin(
-        title="X",
-        description="the x",
-        base="Base",
-        fields=(_field("k", STRING, True, at=at),),
-        origin=_at(at, "o"),
-        label="X",
-        group=P + "/oneOf",
-        keyword="oneOf",
-        required=("k",),
-    )
-    assert {(P, "oneOf"), (at, "type"), (at, "allOf"), (at, "properties"), (at, "required")} <= ctx.consumed
-    assert {(at, "additionalProperties"), (at, "unevaluatedProperties")} <= ctx.consumed
-
-
-def test_a_closed_branch_leaves_its_keyword_unread() -> None:
-    branch = {"title": "X", "additionalProperties": False, "unevaluatedProperties": {"type": "string"}}
-    _, ctx = _mixins({"anyOf": [branch]})
-    at = P + "/anyOf/0"
-    assert (at, "additionalProperties") not in ctx.consumed
-    assert (at, "unevaluatedProperties") not in ctx.consumed
-
-
-def test_branches_of_both_unions_nested_ones_and_the_skipped_one() -> None:
-    schema = {
-        "oneOf": [{"title": "A"}, {"title": "B"}],
-        "anyOf": [{"required": ["x", "y"], "oneOf": [{"required": ["z"]}, {"title": "W"}]}],
-        "allOf": [],
-    }
-    mixins, ctx = _mixins(schema)
-    assert [(m.label, m.keyword, m.group) for m in mixins] == [
-        ("A", "oneOf", P + "/oneOf"),
-        ("B", "oneOf", P + "/oneOf"),
-        ("x, y", "anyOf", P + "/anyOf"),
-    ]
-    nested = mixins[2].mixins
-    assert [(m.label, m.group, m.origin.pointer) for m in nested] == [
-        ("z", P + "/anyOf/0/oneOf", P + "/anyOf/0/oneOf/0"),
-        ("W", P + "/anyOf/0/oneOf", P + "/anyOf/0/oneOf/1"),
-    ]
-    assert [m.label for m in _mixins(schema, skip="oneOf")[0]] == ["x, y"]
-    assert [m.label for m in _mixins(schema, skip="anyOf")[0]] == ["A", "B"]
-    assert _mixins({"oneOf": {"title": "A"}})[0] == ()
-
-
-def test_an_inline_object_in_a_branch_is_named_after_the_branch() -> None:
-    inner = {"type": "object", "properties": {"b": {"type": "string"}}}
-    schema = {"oneOf": [{"title": "X", "properties": {"a": inner}}, {"required": ["c"], "properties": {"d": inner}}]}
-    mixins, ctx = _mixins(schema)
-    assert [m.fields[0].type for m in mixins] == [ir.Ref("T.X.a"), ir.Ref("T.1.d")]
-    nested = {"oneOf": [{"title": "X", "anyOf": [{"title": "Y", "properties": {"a": inner}}]}]}
-    assert _mixins(nested)[0][0].mixins[0].fields[0].type == ir.Ref("T.X.Y.a")
-    nested = {"oneOf": [{"required": ["a"], "anyOf": [{"required": ["b"], "properties": {"a": inner}}]}]}
-    assert _mixins(nested)[0][0].mixins[0].fields[0].type == ir.Ref("T.0.0.a")
-
-
-def test_a_branch_that_is_no_object_is_refused() -> None:
-    assert _mixin_failure({"anyOf": [{"title": "A"}, True]}) == [
-        ("ACPG202", P + "/anyOf/1", "expected a schema object")
-    ]
-
-
-def test_a_malformed_keyword_of_a_branch_is_a_problem() -> None:
-    (m,), ctx = _mixins({"anyOf": [{"title": "A", "required": "a"}]})
-    assert [(d.code, d.pointer) for d in ctx.problems.items] == [("ACPG202", P + "/anyOf/0/required")]
-    assert m.required == ()
-
-
-def test_a_branch_that_forbids_values_or_members() -> None:
-    schema = {
-        "anyOf": [
-            {"title": "A", "properties": {"k": {"const": "x"}}, "required": ["k"], "not": {"properties": {"k": {"const": "y"}}, "required": ["k"]}},
-            {"title": "B", "not": {"required": ["m"]}},
-        ]
-    }
-    a, b = _mixins(schema)[0]
-    assert (a.excludes, a.absent) == ((("k", ("y",)),), ())
-    assert (b.excludes, b.absent) == ((), ("m",))
-
-
-def test_a_branch_whose_not_leaves_one_value_is_refused() -> None:
-    only = {"required": ["k"], "properties": {"k": {"not": {"const": "v"}}}}
-    assert _mixin_failure({"anyOf": [{"title": "A", "not": only}]}) == [
-        ("ACPG207", P + "/anyOf/0/not", "this form of `not` is not supported on a union branch")
-    ]
-
-
-def test_an_object_holds_its_branches_and_its_forbidding_branch() -> None:
-    schema = {"properties": {"a": {"type": "string"}}, "anyOf": [{"title": "X"}], "not": {"required": ["a"]}}
-    built = _build(schema)[0]
-    assert isinstance(built, ir.ObjectDef)
-    assert [m.label for m in built.mixins][0] == "X"
-    assert len(built.mixins) == 2 and built.mixins[1].absent == ("a",)
-
-
-# -- the names of branches -----------------------------------------------------------------
-
-
-def _branch(title: str | None = None, base: str | None = None, required: tuple[str, ...] = (), *fields: ir.Field) -> ir.Mixin:
-    return ir.Mixin(title, None, base, tuple(fields), _at(), required=required)
-
-
-def _lit(name: str, *values: Any, required: bool = True) -> ir.Field:
-    return _field(name, ir.Lit(values), required)
-
-
-def test_branch_label() -> None:
-    assert branch_label(_branch("X", "Base", ("a",), _lit("k", "v"))) == "X"
-    assert branch_label(_branch("", "Base", ("k",), _lit("k", "v"))) == "v"
-    assert branch_label(_branch(None, None, ("k",), _lit("k", 7))) == "7"
-    assert branch_label(_branch(None, "Base", ("k",), _lit("k", True))) == "Base"
-    assert branch_label(_branch(None, "Base", (), _lit("k", "v", required=False))) == "Base"
-    assert branch_label(_branch(None, "Base", (), _lit("k", "v", "w"))) == "Base"
-    assert branch_label(_branch(None, None, ("a", "b"), _lit("a", "v"), _lit("b", "w"))) == "a, b"
-    assert branch_label(_branch(None, None, ("k",), _field("k", STRING, True))) == "k"
-    assert branch_label(_branch(None, None, ("k",), _lit("k", None))) == "k"
-    assert branch_label(_branch(None, None, ("k",), _lit("k", 1.5))) == "k"
-    assert branch_label(_branch()) is None
-
-
-def test_label_branches_labels_each() -> None:
-    ctx = _ctx({})
-    labelled = label_branches(ctx, [_branch("X"), _branch(None, "Base")])
-    assert [m.label for m in labelled] == ["X", "Base"]
-
-
-def test_a_branch_without_a_name_is_refused() -> None:
-    with pytest.raises(AcpgenError) as exc:
-        label_branches(_ctx({}), [_branch("X"), replace_origin(_branch(), "/$defs/T/anyOf/1")])
-    assert [(d.code, d.pointer, d.message) for d in exc.value.diagnostics] == [
-        (
-            "ACPG207",
-            "/$defs/T/anyOf/1",
-            "a branch of a union beside an object's members needs a title, a $ref, a "
-            "required constant or required members to be named",
-        )
-    ]
-
-
-def test_two_branches_of_one_name_are_refused() -> None:
-    assert _mixin_failure({"anyOf": [{"title": "X"}, {"required": ["y"]}, {"title": "X"}]}) == [
-        (
-            "ACPG207",
-            P + "/anyOf/2",
-            f"two branches of this union are both named 'X' (here and at {P}/anyOf/0); give one a title",
-        )
-    ]
-    # two unions may each have a branch of one name
-    assert [m.label for m in _mixins({"anyOf": [{"title": "X"}], "oneOf": [{"title": "X"}]})[0]] == ["X", "X"]
-
-
-def replace_origin(m: ir.Mixin, pointer: str) -> ir.Mixin:
-    from dataclasses import replace
-
-    return replace(m, origin=_at(pointer))
