@@ -121,11 +121,6 @@ def build_def(
     )
 
 
-def _is_object(schema: dict[str, Any]) -> bool:
-    t = schema.get("type")
-    return t == "object" or (isinstance(t, list) and "object" in t and "null" not in t)
-
-
 # --------------------------------------------------------------------------- enums
 
 

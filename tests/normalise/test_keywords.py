@@ -136,3 +136,61 @@ def test_the_documented_option_builds_with_a_warning_per_keyword(tmp_path: Path)
     config.write_text(base + '\n[keywords]\nunimplemented = "ignore"\n')
     bad = runner.invoke(app, ["build", "--config", str(config)])
     assert bad.exit_code == 2 and "ACPG501" in bad.output and "/keywords" in bad.output
+
+
+# -- the walk and the census, on schemas held in memory ------------------------------------
+
+
+def test_nodes_walks_every_subschema_in_order() -> None:
+    data = {
+        "$defs": {
+            "B": {"type": "string"},
+            "A": {
+                "items": {"type": "string"},
+                "additionalProperties": False,
+                "anyOf": [{"const": 1}, 3],
+                "prefixItems": [{"const": 2}],
+                "properties": {"p": {"type": "object", "unevaluatedProperties": {"type": "integer"}}},
+                "not": {"type": "null"},
+            },
+            "C": 3,
+            "D": {},
+        }
+    }
+    assert [pointer for pointer, _ in keywords.nodes(data, "$defs")] == [
+        "/$defs/A",
+        "/$defs/A/items",
+        "/$defs/A/anyOf/0",
+        "/$defs/A/prefixItems/0",
+        "/$defs/A/properties/p",
+        "/$defs/A/properties/p/unevaluatedProperties",
+        "/$defs/B",
+        "/$defs/D",
+    ]
+    assert dict(keywords.nodes(data, "$defs"))["/$defs/B"] == {"type": "string"}
+
+
+@pytest.mark.parametrize("data", [None, [], "x", {}, {"$defs": []}, {"definitions": {"A": {}}}])
+def test_nodes_of_a_document_without_defs_are_none(data: object) -> None:
+    assert list(keywords.nodes(data, "$defs")) == []
+
+
+def test_the_census_counts_each_keyword_seen_and_consumed() -> None:
+    data = {
+        "definitions": {
+            "A": {"type": "object", "properties": {"a": {"type": "string", "minLength": 1}}, "title": "A"},
+            "B": {"type": "string", "minLength": 2, "uniqueItems": True},
+        }
+    }
+    consumed = {("/definitions/A", "type"), ("/definitions/A", "properties"), ("/definitions/B", "type")}
+    consumed |= {("/definitions/A/properties/a", "type"), ("/definitions/A/properties/a", "minLength")}
+    assert keywords.census(data, "definitions", consumed) == {
+        "type": {"seen": 3, "consumed": 3},
+        "properties": {"seen": 1, "consumed": 1},
+        "minLength": {"seen": 2, "consumed": 1},
+        "uniqueItems": {"seen": 1, "consumed": 0},
+    }
+    assert keywords.unconsumed(data, "definitions", consumed) == [
+        ("/definitions/B", "minLength"),
+        ("/definitions/B", "uniqueItems"),
+    ]
