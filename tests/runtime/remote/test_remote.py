@@ -224,6 +224,7 @@ def test_refusals_and_closes_say_why() -> None:
         ("::", False),
         ("10.0.0.1", False),
         ("example.com", False),
+        ("X127.0.0.1", False),
     ],
 )
 def test_which_binds_are_loopback(host: str, loopback: bool) -> None:
@@ -281,6 +282,7 @@ def test_host_and_origin_checks() -> None:
         ("name:80", ("NAME:*",), True),
         ("name:", ("name:*",), False),
         ("name:8x", ("name:*",), False),
+        ("name:x8", ("name:*",), False),
         ("name2:80", ("name:*",), False),
         ("xname:80", ("name:*",), False),
         ("name:80:80", ("name:*",), False),
@@ -364,9 +366,11 @@ def test_ids_and_sessions_of_messages() -> None:
 
 def test_a_listening_socket_over_ipv6_and_its_failures() -> None:
     try:
-        six = _remote.listening_socket("::1", 0)
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
     except OSError:
         pytest.skip("no IPv6 loopback here")
+    six = _remote.listening_socket("::1", 0)
     with six:
         assert six.family == socket.AF_INET6 and six.get_inheritable()
     four = _remote.listening_socket("127.0.0.1", 0)
@@ -391,3 +395,33 @@ def test_a_sized_listener_with_a_timeout_accepts_blocking_sockets() -> None:
     client, accepted = pair(listener, socket.socket())
     with listener, client, accepted:
         assert accepted.gettimeout() is None
+
+
+def test_sized_sockets_keep_their_protocol_and_flags() -> None:
+    """TCP named, so that asyncio sets TCP_NODELAY on them; recv's flags passed on."""
+    made = _remote.sized_socket((socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", ("127.0.0.1", 0)))
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    client, accepted = pair(listener, made)
+    with listener, client, accepted:
+        assert client.proto == socket.IPPROTO_TCP
+        accepted.sendall(b"peek")
+        client.settimeout(5)
+        assert client.recv(10, socket.MSG_PEEK) == b"peek"
+        assert client.recv(10) == b"peek"
+
+
+def test_a_sized_listener_gives_the_default_timeout_as_socket_accept_does() -> None:
+    listener = _remote.listening_socket("127.0.0.1", 0)
+    plain = socket.socket()
+    plain.bind(("127.0.0.1", 0))
+    socket.setdefaulttimeout(7.0)
+    try:
+        with listener, plain:
+            for server in (listener, plain):
+                server.settimeout(3)
+                client, accepted = pair(server, socket.socket())
+                with client, accepted:
+                    assert accepted.gettimeout() == 7.0, server
+    finally:
+        socket.setdefaulttimeout(None)

@@ -330,3 +330,92 @@ def test_closing_the_channel_closes_the_socket_once() -> None:
             await channel.send(b"{}")
 
     run(scenario(), timeout=5)
+
+
+# --- the endpoint's WebSocket app over ASGI messages a test plays --------------------
+
+import importlib  # noqa: E402
+
+
+def servers_of(m: ModuleType, **options: Any) -> tuple[Any, Any]:
+    """The package's WebSocket app and the server behind it."""
+    name = package(m).__name__
+    remote_server = importlib.import_module(name + "._remote_server")
+    remote = importlib.import_module(name + "._remote")
+    ws = importlib.import_module(name + "._websocket")
+    server = remote_server.AcpServer(m.RPC, agent_of(m), remote.ServerOptions(**options))
+    return ws.WebSocketApp(server), server
+
+
+def scope(host: bytes, extensions: dict[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "type": "websocket",
+        "path": "/acp",
+        "raw_path": b"/acp",
+        "query_string": b"",
+        "headers": [(b"host", host)],
+        "scheme": "ws",
+        "server": ("127.0.0.1", 8000),
+        "client": ("127.0.0.1", 5000),
+        "subprotocols": [],
+    }
+    if extensions is not None:
+        out["extensions"] = extensions
+    return out
+
+
+@pytest.mark.parametrize("extensions", [{"websocket.http.response": {}}, {}, None])
+def test_a_refused_websocket_gets_its_status_where_the_server_allows_else_1008(m: ModuleType, extensions: Any) -> None:
+    security = importlib.import_module(package(m).__name__ + "._remote").Security.loopback()
+    app, _ = servers_of(m, security=security)
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "websocket.connect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    run(app(scope(b"evil.example", extensions), receive, send), timeout=10)
+    if extensions:
+        start, body = sent
+        assert (start["type"], start["status"]) == ("websocket.http.response.start", 421)
+        assert (body["type"], body["body"]) == ("websocket.http.response.body", b"Host 'evil.example' is not allowed\n")
+    else:
+        assert sent == [{"type": "websocket.close", "code": 1008, "reason": "Host 'evil.example' is not allowed"}]
+
+
+def test_an_accepted_websocket_is_one_open_stream_of_its_connection(m: ModuleType) -> None:
+    app, server = servers_of(m)
+    sent: list[dict[str, Any]] = []
+    seen: list[Any] = []
+
+    async def main() -> None:
+        answered = asyncio.Event()
+        incoming = [
+            {"type": "websocket.connect"},
+            {"type": "websocket.receive", "text": json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})},
+        ]
+
+        async def receive() -> dict[str, Any]:
+            if incoming:
+                return incoming.pop(0)
+            await asyncio.wait_for(answered.wait(), 5)
+            [served] = server.connections.values()
+            seen.append((served, served.streams, served.kind))
+            return {"type": "websocket.disconnect", "code": 1000}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+            if message["type"] == "websocket.send":
+                answered.set()
+
+        await app(scope(b"127.0.0.1:8000", None), receive, send)
+
+    run(main(), timeout=10)
+    [(served, streams, kind)] = seen
+    assert (streams, kind) == (1, "ws") and served.streams == 0
+    accept, answer = sent[:2]
+    assert accept == {"type": "websocket.accept", "subprotocol": None, "headers": [(b"acp-connection-id", served.id.encode())]}
+    assert json.loads(answer["text"])["id"] == 1 and "result" in json.loads(answer["text"])
+    assert server.connections == {}
