@@ -68,10 +68,16 @@ def _names(work: Path, mutants: str, every: bool) -> list[str]:
         text=True,
         check=True,
     ).stdout
+    return select(results, mutants, every)
+
+
+def select(results: str, pattern: str, every: bool) -> list[str]:
+    """The names in ``mutmut results --all true`` that match ``pattern``: those not seen
+    killed, or ``every`` one."""
     names = []
     for row in results.splitlines():
         name, sep, status = row.strip().rpartition(": ")
-        if sep and fnmatch.fnmatchcase(name, mutants):
+        if sep and "__mutmut_" in name and fnmatch.fnmatchcase(name, pattern):
             if every or status in NOT_KILLED:
                 names.append(name)
     return names
