@@ -5,6 +5,7 @@ errors described as JSON, and whole frames read in one pass."""
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 
 import pytest
@@ -26,6 +27,10 @@ class _Other(BaseModel):
     text: str
 
 
+class _Pair(BaseModel):
+    pair: tuple[int, int]
+
+
 def test_load_validates_as_the_type_and_reuses_one_adapter_per_type() -> None:
     codec = PydanticCodec()
     assert codec.load(_Thing, {"sessionId": "s"}) == _Thing(sessionId="s")
@@ -43,6 +48,11 @@ def test_dump_writes_wire_names_and_only_the_members_set() -> None:
     # a value that is no model: JSON values, models inside it dumped the same way
     assert codec.dump({"a": (1, 2), "b": [thing]}) == {"a": [1, 2], "b": [{"sessionId": "s"}]}
     assert codec.dump(None) is None
+    # JSON values: a tuple is an array
+    assert codec.dump(_Pair(pair=(1, 2))) == {"pair": [1, 2]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no value is written against a type it is not
+        assert codec.dump({"a": (1, 2)}) == {"a": [1, 2]}
 
 
 def test_encode_writes_compact_json_by_wire_name() -> None:
@@ -107,6 +117,7 @@ def test_a_frame_reader_of_distinct_methods_reads_requests_and_notifications() -
     # anything else is left to the general reader: None
     assert read(_frame("a/go", {"sessionId": 3}, 1)) is None  # bad params
     assert read(_frame("a/go", {"sessionId": "s"}, 1.5)) is None  # bad id
+    assert read(_frame("a/go", {"sessionId": "s"}, 1.0)) is None  # strictly: 1.0 is no integer id
     assert read(_frame("a/none", {}, 1)) is None  # a method without params type
     assert read(_frame("a/go", {"sessionId": "s"}, request=False)) is None  # no id
     assert read(_frame("a/note", {"text": "t"}, 1)) is None  # a notification with an id
