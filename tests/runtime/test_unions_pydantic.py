@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 import pytest
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError, model_validator
 
+from acpgen.runtime._runtime_pydantic import _NON_NULL, AcpBaseModel, _OnErrorDefault
 from acpgen.runtime._unions_pydantic import (
     _BY_VALUE,
     _Branch,
@@ -71,22 +72,32 @@ def test_a_union_of_one_variant_needs_its_tag_on_the_wire() -> None:
 # ------------------------------------------------------------------ _BY_VALUE
 
 
-class _A2(_A):
-    extra_member: int = 0
+class _Absent(AcpBaseModel):
+    """A variant with a member left absent when invalid (not in the instance)."""
+
+    __acp_tags__ = ("type_",)
+
+    type_: Literal["absent"] = Field(default="absent", validation_alias="type", serialization_alias="type")
+    n: Annotated[Annotated[int | None, _NON_NULL], _OnErrorDefault(omit=True)] = None
 
 
-class _Holder(_Model):
-    v: Annotated[Union[_A, _B], Field(discriminator="type"), _BY_VALUE]
-    more: Optional[Annotated[Union[_A, _B], _BY_VALUE]] = None
+class _Present(AcpBaseModel):
+    __acp_tags__ = ("type_",)
+    type_: Literal["present"] = Field(default="present", validation_alias="type", serialization_alias="type")
 
 
 def test_a_union_is_written_by_its_value_own_type() -> None:
-    held = _Holder(v=_A2(x=1, extra_member=5), more=_B.model_construct(y="q"))
+    class Holder(_Model):
+        v: Annotated[Union[_Absent, _Present], Field(discriminator="type_"), _BY_VALUE]
+        more: Optional[Annotated[Union[_Absent, int], _BY_VALUE]] = None
+
+    held = Holder.model_validate({"v": {"type": "absent", "n": "x"}, "more": {"type": "absent", "n": "x"}})
+    assert "n" not in vars(held.v)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        dumped = held.model_dump(mode="json", exclude_unset=True)
-        assert dumped == {"v": {"x": 1, "extra_member": 5}, "more": {"y": "q"}}
-        assert held.model_dump_json(exclude_unset=True) == '{"v":{"x":1,"extra_member":5},"more":{"y":"q"}}'
+        warnings.simplefilter("error")  # pydantic's union serializer would warn of n
+        assert held.model_dump(mode="json", exclude_unset=True) == {"v": {"type": "absent"}, "more": {"type": "absent"}}
+        assert held.model_dump_json(exclude_unset=True) == '{"v":{"type":"absent"},"more":{"type":"absent"}}'
+        assert Holder(v=_Present(), more=3).model_dump(exclude_unset=True) == {"v": {"type": "present"}, "more": 3}
 
 
 # ------------------------------------------------------------------ _route
@@ -189,6 +200,30 @@ def test_sibling_unions_hold_on_the_wire_form() -> None:
         _Sided(a=None, b="x")
 
 
+class _Wired(_Model):
+    """Sibling unions on wire names and JSON values."""
+
+    session_id: Optional[str] = Field(default=None, alias="sessionId")
+    pair: Optional[tuple[int, int]] = None
+
+    @model_validator(mode="after")
+    def _acp_alternatives(self) -> Any:
+        _check_alternatives(self)
+        return self
+
+
+_Wired.__acp_alternatives__ = (  # type: ignore[attr-defined]
+    _Group("anyOf", (_Branch("session", required=("sessionId",)), _Branch("pair", members=(("pair", list[int]),), required=("pair",)))),
+)
+
+
+def test_sibling_unions_read_the_wire_names_and_json_values() -> None:
+    assert _Wired.model_validate({"sessionId": "s"}).session_id == "s"
+    assert _Wired.model_validate({"pair": (1, 2)}).pair == (1, 2)  # an array on the wire
+    with pytest.raises(ValidationError, match="expected one of 'session', 'pair'"):
+        _Wired.model_validate({})
+
+
 def test_sibling_unions_of_the_bases_hold_too() -> None:
     assert _SidedMore.model_validate({"a": 3}).a == 3
     with pytest.raises(ValidationError, match="expected one of 'small'"):
@@ -206,13 +241,14 @@ def test_conforms_checks_strictly_and_caches_the_adapter() -> None:
     assert not _conforms(bool, 1)
     assert not _conforms(_A, {"x": "1"})
     assert _conforms(_A, {"x": 1})
-    assert _strict(_B) is _strict(_B)
+    fresh = Annotated[int, object()]  # a type never seen: no adapter kept yet
+    assert _conforms(fresh, 1) and not _conforms(fresh, "1")
+    other = Annotated[int, object()]
+    assert _strict(other) is _strict(other)
+    assert _strict(other).validate_python(2) == 2
 
 
 # ------------------------------------------------------------------ _OneOf
-
-
-_Number = Annotated[Union[int, float], _OneOf(("int", int), ("number", Union[int, float]))]
 
 
 class _XOrY(_Model):
@@ -224,23 +260,44 @@ class _JustX(_Model):
     x: int
 
 
-_Objects = Annotated[Union[_JustX, _XOrY], _OneOf(("JustX", _JustX), ("XOrY", _XOrY))]
+class _OnlyY(_Model):
+    model_config = ConfigDict(extra="forbid")
+    y: int
+
+
+class _Wire(_Model):
+    model_config = ConfigDict(extra="forbid")
+    session_id: str = Field(alias="sessionId")
+    pair: Optional[tuple[int, int]] = None
+
+
+class _WireList(_Model):
+    sessionId: str
+    pair: Optional[list[int]] = None
 
 
 def test_one_of_rejects_a_value_valid_as_several_members() -> None:
-    number: TypeAdapter[Any] = TypeAdapter(_Number)
+    number: TypeAdapter[Any] = TypeAdapter(Annotated[Union[int, float], _OneOf(("int", int), ("number", Union[int, float]))])
     assert number.validate_python(1.5) == 1.5
     assert "expected exactly one of 'int', 'number' (oneOf), found several" in _errors(number, 2)
-    objects: TypeAdapter[Any] = TypeAdapter(_Objects)
+    objects: TypeAdapter[Any] = TypeAdapter(Annotated[Union[_JustX, _XOrY], _OneOf(("JustX", _JustX), ("XOrY", _XOrY))])
     assert "found several" in _errors(objects, {"x": 1})
     assert objects.validate_python({"y": 1}) == _XOrY(y=1)
 
 
 def test_one_of_judges_a_built_model_on_its_wire_form() -> None:
-    objects: TypeAdapter[Any] = TypeAdapter(_Objects)
+    objects: TypeAdapter[Any] = TypeAdapter(Annotated[Union[_JustX, _XOrY], _OneOf(("JustX", _JustX), ("XOrY", _XOrY))])
     assert objects.validate_python(_XOrY(y=2)) == _XOrY(y=2)
     assert "found several" in _errors(objects, _JustX(x=1))
     assert "found several" in _errors(objects, _XOrY(x=1))
+    # members never set are not on the wire: {"y": 1} is valid as both
+    only: TypeAdapter[Any] = TypeAdapter(Annotated[Union[_OnlyY, _XOrY], _OneOf(("OnlyY", _OnlyY), ("XOrY", _XOrY))])
+    assert "found several" in _errors(only, _XOrY(y=1))
+    # wire names and JSON values: {"sessionId": "s", "pair": [1, 2]} is valid as both
+    wired: TypeAdapter[Any] = TypeAdapter(
+        Annotated[Union[_Wire, _WireList, dict[str, Any]], _OneOf(("List", _WireList), ("Dict", dict[str, Any]))]
+    )
+    assert "found several" in _errors(wired, _Wire(sessionId="s", pair=(1, 2)))
 
 
 # ------------------------------------------------------------------ _OrVariant
@@ -251,23 +308,35 @@ class _Loose(_Model):
 
     type: Any = None
     x: Any = None
+    y: Any = None
 
 
-_TAGGED_OR_LOOSE = Annotated[
-    Union[
-        Annotated[_A, Tag("a")],
-        Annotated[_B, Tag("b")],
-        Annotated[_Loose, Tag("<default>")],
-    ],
-    Discriminator(_route("type", "type", frozenset({"a", "b"}), default=True, fallback=False)),
-    _OrVariant(_Loose),
-    _BY_VALUE,
-]
+class _Picky(_Model):
+    """A default variant that rejects some objects."""
+
+    type: Any = None
+    w: int = 0
+
+
+class _Open(_Model):
+    type: str
+    z: int = 0
+
+
+def _tagged_or(catch: Any, default: Any = None, fallback: Any = None) -> Any:
+    members = [Annotated[_A, Tag("a")], Annotated[_B, Tag("b")]]
+    if default is not None:
+        members.append(Annotated[default, Tag("<default>")])
+    if fallback is not None:
+        members.append(Annotated[fallback, Tag("<fallback>")])
+    router = _route("type", "type", frozenset({"a", "b"}), default=default is not None, fallback=fallback is not None)
+    return Annotated[Union[tuple(members)], Discriminator(router), _OrVariant(catch), _BY_VALUE]
 
 
 def test_a_value_its_tag_variant_rejects_is_read_as_the_catch_all() -> None:
-    adapter: TypeAdapter[Any] = TypeAdapter(_TAGGED_OR_LOOSE)
+    adapter: TypeAdapter[Any] = TypeAdapter(_tagged_or(_Loose, default=_Loose))
     assert adapter.validate_python({"type": "a", "x": 1}) == _A(x=1)
+    assert adapter.validate_python({"type": "a", "x": 1, "y": 2}) == _A(x=1, y=2)  # its variant first
     assert adapter.validate_python({"type": "b", "y": "s"}) == _B(y="s")
     caught = adapter.validate_python({"type": "a", "x": "one"})
     assert type(caught) is _Loose and caught.x == "one"
@@ -276,23 +345,35 @@ def test_a_value_its_tag_variant_rejects_is_read_as_the_catch_all() -> None:
     assert adapter.dump_python(_A(x=1), mode="json") == {"type": "a", "x": 1}
 
 
-class _Holds(_Model):
-    v: _TAGGED_OR_LOOSE  # type: ignore[valid-type]
+def test_only_a_known_tag_is_tried_twice() -> None:
+    def count(adapter: TypeAdapter[Any], value: Any) -> int:
+        with pytest.raises(ValidationError) as caught:
+            adapter.validate_python(value)
+        return caught.value.error_count()
+
+    picky: TypeAdapter[Any] = TypeAdapter(_tagged_or(_Picky, default=_Picky))
+    assert count(picky, 3) == 1  # no object: the default alone
+    assert count(picky, {"w": "x"}) == 1
+    assert count(picky, {"type": "a", "w": "x"}) == 2  # its variant, then the catch-all
+    opened: TypeAdapter[Any] = TypeAdapter(_tagged_or(_Open, fallback=_Open))
+    assert count(opened, {"type": "zzz", "z": "x"}) == 1  # an unknown tag: the fallback alone
+    assert opened.validate_python({"type": "a", "x": "one"}) == _Open(type="a", x="one")
 
 
 def test_the_catch_all_keeps_the_union_settings() -> None:
-    held = _Holds.model_validate({"v": {"type": "a", "x": "one"}})
+    class Holds(_Model):
+        v: _tagged_or(_Loose, default=_Loose)  # type: ignore[valid-type]
+
+    held = Holds.model_validate({"v": {"type": "a", "x": "one"}})
     assert type(held.v) is _Loose
     with pytest.raises(ValidationError):
-        _Holds.model_validate({"v": 3})
-    assert _Holds.model_json_schema()["properties"]["v"]  # the schema still renders
-
-
-_UNTAGGED_OR_LOOSE = Annotated[Union[_A, _B], _OrVariant(_Loose)]
+        Holds.model_validate({"v": 3})
+    assert Holds.model_json_schema()["properties"]["v"]  # the schema still renders
 
 
 def test_a_union_that_is_not_tagged_takes_the_catch_all_last() -> None:
-    adapter: TypeAdapter[Any] = TypeAdapter(_UNTAGGED_OR_LOOSE)
+    adapter: TypeAdapter[Any] = TypeAdapter(Annotated[Union[_A, _B], _OrVariant(_Loose)])
     assert adapter.validate_python({"type": "a", "x": 1}) == _A(x=1)
+    assert adapter.validate_python({"type": "a", "x": 1, "y": 2}) == _A(x=1, y=2)  # left to right
     assert type(adapter.validate_python({"type": "a", "x": "one"})) is _Loose
     assert type(adapter.validate_python({"type": "c"})) is _Loose
