@@ -90,19 +90,25 @@ def test_constraints_apply_the_schema_bounds() -> None:
     _rejects(Annotated[str, rt._Constraints(pattern="^a")], "b")
 
 
-class _Lenient(TypedDict, total=False):
-    __pydantic_config__ = rt._CONFIG  # type: ignore[misc]
-    n: Annotated[int, rt._OnErrorDefault(None)]
-    f: Annotated[list[int], rt._OnErrorDefault(factory=lambda: [0])]
-    d: Annotated[int, rt._OnErrorDefault(5, required=True)]
-    title: Annotated[str, rt._OnNull("untitled")]
-    tags: Annotated[list[str], rt._OnNull(factory=list)]
-    kind: Annotated[str, rt._OnNull(omit=True)]
-    items: list[Annotated[int, rt._SKIP_INVALID]]
+def _lenient() -> Any:
+    """Made in each test: its markers are read when an adapter is built."""
+
+    class _Lenient(TypedDict, total=False):
+        __pydantic_config__ = rt._CONFIG  # type: ignore[misc]
+        n: Annotated[int, rt._OnErrorDefault(None)]
+        f: Annotated[list[int], rt._OnErrorDefault(factory=lambda: [0])]
+        d: Annotated[int, rt._OnErrorDefault(5, required=True)]
+        title: Annotated[str, rt._OnNull("untitled")]
+        tags: Annotated[list[str], rt._OnNull(factory=list)]
+        kind: Annotated[str, rt._OnNull(omit=True)]
+        items: list[Annotated[int, rt._SKIP_INVALID]]
+
+    return _Lenient
 
 
 def test_leniency_of_a_typeddict() -> None:
-    read = _adapter(_Lenient).validate_python
+    lenient = _lenient()
+    read = _adapter(lenient).validate_python
     assert read({"n": "x", "f": "x", "d": "x"}) == {"n": None, "f": [0], "d": 5}
     assert read({"n": 1, "f": [2], "d": 3}) == {"n": 1, "f": [2], "d": 3}
     one, two = read({"f": "x"}), read({"f": "x"})
@@ -112,7 +118,7 @@ def test_leniency_of_a_typeddict() -> None:
     assert read({"items": [1, "x", 2]}) == {"items": [1, 2]}
     assert read({"x": True}) == {"x": True}  # open
     assert read({}) == {}
-    _rejects(_Lenient, {"title": 3})
+    _rejects(lenient, {"title": 3})
 
 
 class _Text(TypedDict):
@@ -130,6 +136,7 @@ class _Num(TypedDict):
 class _Open(TypedDict):
     __pydantic_config__ = rt._CONFIG  # type: ignore[misc]
     type: str
+    z: NotRequired[int]
 
 
 class _Loose(TypedDict, total=False):
@@ -170,6 +177,15 @@ def test_a_route_sends_other_tags_to_the_fallback_or_the_default() -> None:
     _rejects(Annotated[Any, rt._Route(_NAMES, "type", {"text": "_Text"}, default=False, fallback=True)], {"type": 7})
     assert _route(default=False, fallback=True).validate_python({"type": "zzz"}) == {"type": "zzz"}
     _rejects(Annotated[Any, rt._Route(_NAMES, "type", {"<fallback>": "_Open"}, default=False, fallback=True)], {})
+    # a tag spelled as a route key is an unknown tag like any other
+    _rejects(Annotated[Any, rt._Route(_NAMES, "type", {"<default>": "_Loose", "<fallback>": "_Open"}, default=True, fallback=True)], {"type": "<default>", "z": "x"})
+
+
+def test_a_value_no_route_takes_is_no_tag_of_the_union() -> None:
+    for value in ({}, {"type": "zzz"}):
+        with pytest.raises(ValidationError) as caught:
+            _route(default=False, fallback=False).validate_python(value)
+        assert [e["type"] for e in caught.value.errors()] == ["union_tag_not_found"]
 
 
 def test_a_route_with_a_catch_all_reads_what_the_tag_variant_rejects() -> None:
@@ -179,6 +195,9 @@ def test_a_route_with_a_catch_all_reads_what_the_tag_variant_rejects() -> None:
     strict = rt._Route({"_Text": _Text, "_Open": _Open}, "type", {"text": "_Text", "<fallback>": "_Open"}, default=False, fallback=True, catch="<fallback>")
     open_only = _adapter(Annotated[Any, strict])
     assert open_only.validate_python({"type": "text", "text": 3}) == {"type": "text", "text": 3}
+    # a value its variant accepts is that variant's, whatever the catch-all says
+    assert open_only.validate_python({"type": "text", "text": "t", "z": "x"}) == {"type": "text", "text": "t", "z": "x"}
+    _rejects(Annotated[Any, strict], {"type": "text", "text": 3, "z": "1"})  # the catch-all is strict too
     message = _rejects(Annotated[Any, strict], {"type": 3})
     assert "type" in message
     _rejects(Annotated[Any, strict], "text")  # no object: not tried as the catch-all
@@ -190,28 +209,37 @@ def test_one_of_rejects_a_value_valid_as_several_members() -> None:
     assert "expected exactly one of 'int', 'number' (oneOf), found several" in _rejects(tp, 2)
 
 
-class _Sided(TypedDict, total=False):
-    __pydantic_config__ = rt._CONFIG  # type: ignore[misc]
-    a: int
-    b: str
+def _sided() -> Any:
+    class _Sided(TypedDict, total=False):
+        __pydantic_config__ = rt._CONFIG  # type: ignore[misc]
+        a: int
+        b: str
 
 
-setattr(
-    _Sided,
-    "__get_pydantic_core_schema__",
-    rt._require_alternatives((rt._Group("oneOf", (rt._Branch("A", required=("a",)), rt._Branch("B", required=("b",)))),)),
-)
+    setattr(
+        _Sided,
+        "__get_pydantic_core_schema__",
+        rt._require_alternatives((rt._Group("oneOf", (rt._Branch("A", required=("a",), members=(("a", Annotated[int, rt._Constraints(lt=10)]),)), rt._Branch("B", required=("b",)))),)),
+    )
+
+    return _Sided
 
 
 def test_sibling_unions_are_checked_on_the_object() -> None:
-    assert _adapter(_Sided).validate_python({"a": 1}) == {"a": 1}
-    assert "expected one of 'A', 'B'" in _rejects(_Sided, {})
-    assert "found several" in _rejects(_Sided, {"a": 1, "b": "x"})
+    sided = _sided()
+    assert _adapter(sided).validate_python({"a": 1}) == {"a": 1}
+    assert "expected one of 'A', 'B'" in _rejects(sided, {})
+    assert "found several" in _rejects(sided, {"a": 1, "b": "x"})
+    assert _adapter(sided).validate_python({"a": 10, "b": "x"}) == {"a": 10, "b": "x"}  # A's a is under 10
 
 
 def test_conforms_is_strict_and_the_adapter_cached() -> None:
     assert rt._conforms(int, 1) and not rt._conforms(int, "1") and not rt._conforms(int, True)
-    assert rt._strict(_Text) is rt._strict(_Text)
+    fresh = Annotated[int, object()]  # a type never seen: no adapter kept yet
+    assert rt._conforms(fresh, 1) and not rt._conforms(fresh, "1")
+    other = Annotated[int, object()]
+    assert rt._strict(other) is rt._strict(other)
+    assert rt._strict(other).validate_python(2) == 2
 
 
 class _Params(TypedDict):
