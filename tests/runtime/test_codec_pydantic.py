@@ -62,6 +62,18 @@ def test_encode_writes_compact_json_by_wire_name() -> None:
     assert codec.encode([1, "x"]) == '[1,"x"]'
 
 
+def test_encode_writes_models_inside_other_values_as_dump_does() -> None:
+    # only the members received or set, as a model sent alone, and as `dump` gives them
+    codec = PydanticCodec()
+    value = {"a": [_Thing(sessionId="s")], "b": None}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no value is written against a type it is not
+        assert codec.encode(value) == '{"a":[{"sessionId":"s"}],"b":null}'
+    assert json.loads(codec.encode(value)) == codec.dump(value)
+    # the same text when a lone surrogate takes the other way
+    assert codec.encode({"a": [_Thing(sessionId="\ud800")]}) == '{"a":[{"sessionId":"\ud800"}]}'
+
+
 def test_encode_keeps_a_lone_surrogate_for_the_frame_to_escape() -> None:
     codec = PydanticCodec()
     text = codec.encode(_Thing(sessionId="a\ud800é"))
