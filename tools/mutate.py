@@ -73,6 +73,10 @@ PACKAGES: dict[str, list[str]] = {
         "tests/runtime/test_channel.py",
         "tests/runtime/test_router.py",
         "tests/runtime/test_alternatives.py",
+        "tests/runtime/test_codec_pydantic.py",
+        "tests/runtime/test_unions_pydantic.py",
+        "tests/runtime/test_runtime_pydantic.py",
+        "tests/runtime/test_runtime_typeddict.py",
     ],
 }
 COPIED = ("acpgen", "templates", "schemas", "tests")

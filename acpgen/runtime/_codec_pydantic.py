@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
-from pydantic_core import PydanticSerializationError, to_json
+from pydantic_core import PydanticSerializationError
 
 from ._jsonrpc import Codec, MethodSpec
 
@@ -45,7 +45,13 @@ class PydanticCodec(Codec):
                 return value.__pydantic_serializer__.to_json(
                     value, by_alias=True, exclude_unset=True
                 ).decode()
-            return to_json(value, by_alias=True).decode()
+            # models inside other values (a list, a dict) written as `dump` writes them:
+            # only the members received or set
+            return (
+                self.adapter(Any)
+                .dump_json(value, by_alias=True, exclude_unset=True)
+                .decode()
+            )
         except PydanticSerializationError as exc:
             if "surrogates not allowed" not in str(exc):
                 raise
