@@ -427,3 +427,118 @@ def test_lone_surrogates_are_written_back_escaped(m: ModuleType, escape: str) ->
     # an error built here, holding the same text
     error = sys.modules[m.__package__].ErrorResponse(7, {"code": -32000, "message": text, "data": {"k": text}})
     assert json.loads(m.RPC.encode(error).decode("utf-8"))["error"]["data"] == {"k": text}
+
+
+def spec_of(m: ModuleType, method: str, side: str, kind: str = "request", session: str | None = None) -> Any:
+    base = m.RPC.spec("session/close")
+    return base._replace(method=method, side=side, kind=kind, handler=method.replace("/", "_"), session=session)
+
+
+def test_the_methods_each_side_receives(m: ModuleType) -> None:
+    """A side serves its own methods, those of both sides and the protocol's; None, every
+    method. The first spec of a (method, kind) wins; each table is made once."""
+    methods = (
+        spec_of(m, "a/own", "agent"),
+        spec_of(m, "c/own", "client"),
+        spec_of(m, "x/both", "both"),
+        spec_of(m, "$/proto", "protocol", "notification"),
+        spec_of(m, "u/unsided", ""),
+        spec_of(m, "a/own", "agent", "notification"),
+        spec_of(m, "a/own", "client"),  # the same name and kind again: the first wins
+        spec_of(m, "o/other", "other"),
+    )
+    rpc = type(m.RPC)(methods, m.RPC.codec, m.RPC.error_type)
+    agent = rpc.receives("agent")
+    assert list(agent) == [
+        ("a/own", "request"),
+        ("x/both", "request"),
+        ("$/proto", "notification"),
+        ("u/unsided", "request"),
+        ("a/own", "notification"),
+    ]
+    assert agent[("a/own", "request")] is methods[0]
+    client = rpc.receives("client")
+    assert list(client) == [("c/own", "request"), ("x/both", "request"), ("$/proto", "notification"), ("u/unsided", "request"), ("a/own", "request")]
+    assert client[("a/own", "request")] is methods[6]
+    assert rpc.receives("agent") is agent and rpc.receives("client") is client
+    every = rpc.receives(None)
+    assert len(every) == 7 and every[("a/own", "request")] is methods[0] and every[("o/other", "request")] is methods[7]
+    assert rpc.spec("a/own") is methods[0] and rpc.spec("a/own", "notification") is methods[5]
+    assert rpc.spec("c/own", "notification") is None
+
+
+def test_the_session_a_message_is_about(m: ModuleType) -> None:
+    methods = (
+        spec_of(m, "s/call", "agent", session="sessionId"),
+        spec_of(m, "s/told", "agent", "notification", session="session_id"),
+        spec_of(m, "s/none", "agent"),
+    )
+    rpc = type(m.RPC)(methods, m.RPC.codec, m.RPC.error_type)
+    assert rpc.sessions == {("s/call", "request"): "sessionId", ("s/told", "notification"): "session_id"}
+    assert rpc.session_of("s/call", "request", {"sessionId": "s1"}) == "s1"
+    assert rpc.session_of("s/call", "request", {"sessionId": 5}) is None
+    assert rpc.session_of("s/call", "request", {}) is None
+    assert rpc.session_of("s/call", "request", None) is None
+    assert rpc.session_of("s/call", "notification", {"sessionId": "s1"}) is None  # another kind
+    assert rpc.session_of("s/none", "request", {"sessionId": "s1"}) is None
+
+    class Params:
+        session_id = "s2"
+
+    assert rpc.session_of("s/told", "notification", Params()) == "s2"
+    assert rpc.session_of("s/told", "notification", object()) is None
+    assert rpc.session_of("s/told", "notification", {"session_id": "s3"}) == "s3"
+
+
+def test_an_rpc_keeps_what_it_is_made_with(m: ModuleType) -> None:
+    made = type(m.RPC)(m.RPC.methods, m.RPC.codec, m.RPC.error_type)
+    assert (made.batches, made.version, made.error_type, made.codec) == (False, None, m.RPC.error_type, m.RPC.codec)
+    told = type(m.RPC)(m.RPC.methods, m.RPC.codec, m.RPC.error_type, batches=True, version=3)
+    assert (told.batches, told.version) == (True, 3)
+    # the typed Error of the module, as the module's own RPC builds it
+    error = made.error(1, -32000, "m").error
+    assert type(error) is type(m.RPC.error(1, -32000, "m").error)
+    assert made.codec.dump(error) == {"code": -32000, "message": "m"}
+
+
+def test_a_call_is_read_in_one_pass_by_the_codecs_reader(m: ModuleType) -> None:
+    """Where the codec offers a reader of whole frames (one pass from the text to typed
+    params), each side's is made once, from that side's methods, and used for calls
+    (bytes or text); an answer, which has no ``method``, is not given to it."""
+    import copy
+
+    made: list[Any] = []
+    read: list[Any] = []
+    codec = copy.copy(m.RPC.codec)
+    real = codec.frame_reader
+
+    def frame_reader(table: Any) -> Any:
+        made.append(sorted(table))
+        reader = real(table)
+        if reader is None:
+            return None
+
+        def counted(line: Any) -> Any:
+            read.append(line)
+            return reader(line)
+
+        return counted
+
+    codec.frame_reader = frame_reader
+    rpc = type(m.RPC)(m.RPC.methods, codec, m.RPC.error_type)
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+    for frame in (line(init), line(init).decode(), line(init)):
+        got = rpc.parse(frame, side="agent")
+        assert (type(got).__name__, got.id, got.method) == ("Request", 1, "initialize")
+    assert made == [sorted(m.RPC.receives("agent"))]
+    rpc.parse(line({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": 1}}), side="agent", method_of=lambda _: "initialize")
+    assert made == [sorted(m.RPC.receives("agent"))]
+    if real(m.RPC.receives("agent")) is None:
+        assert read == []
+        return
+    assert read == [line(init), line(init).decode(), line(init)]
+    # another side's reader is its own
+    update = {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {"type": "text", "text": "t"}}}
+    assert type(rpc.parse(line(update), side="client")).__name__ == "Notification"
+    assert made[1] == sorted(m.RPC.receives("client")) and read[-1] == line(update)
+    assert type(rpc.parse(line(update), side="agent")).__name__ == "MethodNotFound"
