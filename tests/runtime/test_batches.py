@@ -133,3 +133,13 @@ def test_without_batches_an_array_is_an_invalid_request(tmp_path_factory: pytest
             assert "declares no batches" in answer["error"]["data"]
 
     run(scenario())
+
+
+def test_a_batch_inside_a_batch_is_an_invalid_item(batched: ModuleType) -> None:
+    m = batched
+    init = call(1, "initialize", {"protocolVersion": 1})
+    got = m.RPC.parse(json.dumps([[init], init]).encode(), side="agent")
+    first, second = got.items
+    assert isinstance(first, package(m).FrameError)
+    assert (first.code, first.message, first.data, first.answer, first.id) == (-32600, "Invalid request", "a batch item is a JSON object", True, None)
+    assert type(second).__name__ == "Request" and second.id == 1
