@@ -143,3 +143,25 @@ def test_a_batch_inside_a_batch_is_an_invalid_item(batched: ModuleType) -> None:
     assert isinstance(first, package(m).FrameError)
     assert (first.code, first.message, first.data, first.answer, first.id) == (-32600, "Invalid request", "a batch item is a JSON object", True, None)
     assert type(second).__name__ == "Request" and second.id == 1
+
+
+def test_a_batch_item_of_the_other_side_is_unknown_here(batched: ModuleType) -> None:
+    m = batched
+    update = {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {"type": "text", "text": "t"}}}
+    [item] = m.RPC.parse(json.dumps([update]).encode(), side="agent").items
+    assert type(item).__name__ == "MethodNotFound"
+    [item] = m.RPC.parse(json.dumps([update]).encode(), side="client").items
+    assert type(item).__name__ == "Notification"
+
+
+@pytest.mark.parametrize("frame", [b"5", b'"x"', b"null", b"true"])
+def test_a_frame_neither_object_nor_array(batched: ModuleType, frame: bytes) -> None:
+    with pytest.raises(package(batched).FrameError) as caught:
+        batched.RPC.parse(frame, side="agent")
+    error = caught.value
+    assert (error.code, error.message, error.data, error.answer) == (
+        -32600,
+        "Invalid request",
+        "a frame is a JSON object or a non-empty array (a batch)",
+        True,
+    )

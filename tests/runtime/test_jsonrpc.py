@@ -542,3 +542,16 @@ def test_a_call_is_read_in_one_pass_by_the_codecs_reader(m: ModuleType) -> None:
     assert type(rpc.parse(line(update), side="client")).__name__ == "Notification"
     assert made[1] == sorted(m.RPC.receives("client")) and read[-1] == line(update)
     assert type(rpc.parse(line(update), side="agent")).__name__ == "MethodNotFound"
+
+
+@pytest.mark.parametrize("frame", [b"5", b'"x"', b"[1]", b"null"])
+def test_a_frame_that_is_no_object(m: ModuleType, frame: bytes) -> None:
+    with pytest.raises(sys.modules[m.__package__].FrameError) as caught:
+        m.RPC.parse(frame, side="agent")
+    error = caught.value
+    assert (error.code, error.message, error.data, error.answer) == (
+        -32600,
+        "Invalid request",
+        "a frame is a JSON object (this schema declares no batches)",
+        True,
+    )
