@@ -555,3 +555,19 @@ def test_a_frame_that_is_no_object(m: ModuleType, frame: bytes) -> None:
         "a frame is a JSON object (this schema declares no batches)",
         True,
     )
+
+
+@pytest.mark.parametrize(
+    ("frame", "message", "data"),
+    [
+        ({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "m"}}, "Invalid request", "a response has exactly one of result and error"),
+        ({"jsonrpc": "2.0", "id": True, "result": {}}, "Unmatched response", {"reason": "a response without a usable id answers no request", "id": True, "error": None}),
+        ({"jsonrpc": "2.0", "id": [1], "result": {}}, "Unmatched response", {"reason": "a response without a usable id answers no request", "id": [1], "error": None}),
+    ],
+)
+def test_an_answer_shaped_almost_like_the_usual_one(m: ModuleType, frame: dict[str, Any], message: str, data: Any) -> None:
+    """The usual answer (an integer id, ``jsonrpc`` and ``result``, nothing else) skips the
+    checks it passes; one that differs from it in any way is checked in full."""
+    with pytest.raises(sys.modules[m.__package__].FrameError) as caught:
+        m.RPC.parse(line(frame), side="agent", method_of=lambda _: "initialize")
+    assert (caught.value.message, caught.value.data, caught.value.answer) == (message, data, False)
