@@ -22,7 +22,7 @@ pytest.importorskip("aiohttp", reason="the WebSocket client needs aiohttp (pip i
 
 from acpgen.runtime import _ws_client  # noqa: E402
 from acpgen.runtime._channel import ChannelClosed  # noqa: E402
-from acpgen.runtime._remote import RefusedError  # noqa: E402
+from acpgen.runtime._remote import RefusedError, RemoteDependencyError  # noqa: E402
 from acpgen.runtime._remote_client import RemoteInfo  # noqa: E402
 
 
@@ -481,3 +481,102 @@ def test_sent_messages_are_text_frames_and_a_closed_socket_refuses_more() -> Non
     out, got = run(_talk(server, client, heartbeat=None), 30)
     assert (got[0].type, got[0].data) == (WSMsgType.TEXT, '{"a": "é"}')
     assert out == ["the WebSocket closed with code 4002: done", "the WebSocket is closed (code 4002)"]
+
+
+def test_the_channel_names_the_package_it_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "aiohttp", None)
+    with pytest.raises(RemoteDependencyError) as missing:
+        _ws_client.ClientWebSocketChannel(None, None)
+    assert str(missing.value) == "the ACP remote transport (ws) needs the Python package 'aiohttp', which is not installed: pip install 'aiohttp'"
+
+
+@pytest.mark.parametrize("read_first", [False, True])
+def test_the_handshake_counts_as_heard_and_a_channel_not_read_yet_is_kept(read_first: bool) -> None:
+    """The server's first frame comes just after the handshake: the first ping waits for
+    a whole beat without a frame after it (two beats in), whether that frame was read
+    at once or not. A connection not read from yet (its pong unread) is not given up;
+    its frames are read later."""
+    from aiohttp import WSMsgType
+
+    async def server(ws: Any, got: list[Any]) -> None:
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        await ws.send_str("first")
+        message = await ws.receive()
+        assert message.type is WSMsgType.PING
+        got.append(loop.time() - began)
+        await ws.pong(message.data)
+        await asyncio.sleep(0.5)
+        await ws.send_str("later")
+        await ws.receive()
+
+    async def client(channel: Any) -> list[Any]:
+        first = await channel.receive() if read_first else None
+        await asyncio.sleep(1.5)  # not reading: the pong waits unread
+        return [first or await channel.receive(), await channel.receive()]
+
+    out, got = run(_talk(server, client, heartbeat=0.4), 30)
+    assert out == [b"first", b"later"]
+    assert 0.6 < got[0] < 1.2, got
+
+
+def test_a_server_gone_silent_after_answering_pings_is_noticed() -> None:
+    """Idle for many beats, the server answering each ping; then it goes silent: the
+    client's reader ends with the reason within a beat and a half."""
+    from aiohttp import web
+
+    async def handler(request: Any) -> Any:
+        ws = web.WebSocketResponse()  # answers pings
+        await ws.prepare(request)
+        async for _ in ws:
+            pass
+        return ws
+
+    async def scenario() -> None:
+        async with aio_served(handler) as url:
+            freezer = Freezer(int(url.rsplit(":", 1)[1].split("/")[0]))
+            port = await freezer.start()
+            conn = await _ws_client.connect_websocket(Over(), f"ws://127.0.0.1:{port}/acp", heartbeat=0.2)
+            try:
+                reader = asyncio.ensure_future(_read_all(conn.channel))
+                await asyncio.sleep(1.2)
+                assert not reader.done() and conn.channel._heard >= 2
+                freezer.frozen = True
+                loop = asyncio.get_running_loop()
+                began = loop.time()
+                out = await asyncio.wait_for(reader, 5)
+                assert out == ["the WebSocket closed with code 1006: no answer to a ping within 0.1 s"]
+                assert loop.time() - began < 1.0
+            finally:
+                await conn.channel.aclose()
+                freezer.server.close()
+
+    run(scenario(), 30)
+
+
+@pytest.mark.parametrize(
+    "delay, out",
+    [
+        (0.33, [b"still here", None]),
+        (0.6, ["the WebSocket closed with code 1006: no answer to a ping within 0.4 s"]),
+    ],
+)
+def test_a_pong_is_awaited_half_a_beat(delay: float, out: list[Any]) -> None:
+    """Heartbeat 0.8 s: a pong 0.33 s late is in time, one 0.6 s late is not."""
+    from aiohttp import WSMsgType
+
+    async def server(ws: Any, got: list[Any]) -> None:
+        message = await ws.receive()
+        assert message.type is WSMsgType.PING
+        await asyncio.sleep(delay)
+        await ws.pong(message.data)
+        await asyncio.sleep(0.3)
+        await ws.send_str("still here")
+        await ws.close()
+
+    async def client(channel: Any) -> list[Any]:
+        return await _read_all(channel)
+
+    assert run(_talk(server, client, heartbeat=0.8), 30)[0] == out
