@@ -483,3 +483,33 @@ def test_a_post_not_answered_fails_within_its_bound_and_one_stopped_says_so() ->
             assert not wire._transfers
 
     run(main(), 30)
+
+
+@pytest.mark.parametrize("missing", ["curl_cffi", "curl_cffi.curl"])
+def test_the_wire_names_the_packages_it_needs(missing: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from acpgen.runtime._remote import RemoteDependencyError
+
+    monkeypatch.setitem(sys.modules, missing, None)
+    with pytest.raises(RemoteDependencyError) as absent:
+        _wire()
+    assert str(absent.value) == (
+        "the ACP remote transport (http2-client) needs the Python package 'curl_cffi',"
+        " which is not installed: pip install 'httpx' 'httpx-sse' 'curl_cffi'"
+    )
+
+
+def test_a_stream_silent_past_idle_fails() -> None:
+    async def main() -> None:
+        async with served(_events_app(0, 0, [], asyncio.Event()), http2=True) as base:
+            wire = CurlWire(5.0, 5.0, secure=False, idle=0.3)
+            try:
+                with pytest.raises(TimeoutError) as silent:
+                    async with wire.stream(base + "/acp", {}, None) as stream:
+                        await asyncio.wait_for(anext(stream.events), 3)
+                assert str(silent.value) == "nothing came on the stream for 0.3 s"
+            finally:
+                await wire.aclose()
+
+    run(main(), 30)
