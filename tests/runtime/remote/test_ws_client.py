@@ -432,10 +432,13 @@ def test_frames_received_and_the_close(close: dict[str, Any], last: Any) -> None
         assert got[0].type is WSMsgType.PONG
 
     async def client(channel: Any) -> list[Any]:
-        return await _read_all(channel)
+        out = await _read_all(channel)
+        if out[-1] is None:  # and so again
+            out.append(await channel.receive())
+        return out
 
     out, got = run(_talk(server, client, heartbeat=None), 30)
-    assert out == ["héllo".encode(), b"{}", last]
+    assert out == ["héllo".encode(), b"{}", last] + ([None] if last is None else [])
     assert got[0].data == b"ping-1"
 
 
@@ -580,3 +583,30 @@ def test_a_pong_is_awaited_half_a_beat(delay: float, out: list[Any]) -> None:
         return await _read_all(channel)
 
     assert run(_talk(server, client, heartbeat=0.8), 30)[0] == out
+
+
+def test_a_close_without_a_code_reads_as_lost_and_a_reader_left_by_aclose_ends() -> None:
+    from aiohttp import WSMsgType
+
+    async def server(ws: Any, got: list[Any]) -> None:
+        await ws._writer.send_frame(b"", WSMsgType.CLOSE)  # no code, no reason
+        await asyncio.sleep(0.3)
+
+    async def client(channel: Any) -> list[Any]:
+        return await _read_all(channel)
+
+    out, _ = run(_talk(server, client, heartbeat=None), 30)
+    assert out == ["the WebSocket closed with code 1006: the connection was lost"]
+
+    async def idle(ws: Any, got: list[Any]) -> None:
+        await asyncio.sleep(2)
+
+    async def closing(channel: Any) -> list[Any]:
+        reader = asyncio.ensure_future(channel.receive())
+        await asyncio.sleep(0.1)
+        await channel.aclose()
+        with pytest.raises(ChannelClosed, match="^the WebSocket closed with code 1006"):
+            await asyncio.wait_for(reader, 2)
+        return []
+
+    run(_talk(idle, closing, heartbeat=None), 30)
