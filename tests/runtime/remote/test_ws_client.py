@@ -293,8 +293,10 @@ def test_no_cookie_header_without_cookies_and_no_id_without_one() -> None:
 
     async def scenario() -> None:
         async with aio_served(handler) as url:
-            conn = await _ws_client.connect_websocket(Over(), url)
+            rpc = Over()
+            conn = await _ws_client.connect_websocket(rpc, url)
             try:
+                assert rpc.options == {"side": "client"}
                 assert conn.remote == RemoteInfo(url, "", {}, {})
                 assert "Cookie" not in seen[0]
                 assert conn.channel._heartbeat == _ws_client.HEARTBEAT == 20.0
@@ -492,7 +494,19 @@ def test_the_channel_names_the_package_it_needs(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setitem(sys.modules, "aiohttp", None)
     with pytest.raises(RemoteDependencyError) as missing:
         _ws_client.ClientWebSocketChannel(None, None)
-    assert str(missing.value) == "the ACP remote transport (ws) needs the Python package 'aiohttp', which is not installed: pip install 'aiohttp'"
+    text = "the ACP remote transport (ws) needs the Python package 'aiohttp', which is not installed: pip install 'aiohttp'"
+    assert str(missing.value) == text
+    with pytest.raises(RemoteDependencyError) as missing:
+        asyncio.run(_ws_client.connect_websocket(Over(), "ws://127.0.0.1:9/acp"))
+    assert str(missing.value) == text
+
+
+def test_the_defaults_of_a_connection() -> None:
+    """The handshake bounded by 10 s, a message by the body limit, pings every 20 s."""
+    import inspect
+
+    defaults = {name: p.default for name, p in inspect.signature(_ws_client.connect_websocket).parameters.items()}
+    assert (defaults["side"], defaults["open_timeout"], defaults["max_size"], defaults["heartbeat"]) == ("client", 10.0, 16 * 1024 * 1024, 20.0)
 
 
 @pytest.mark.parametrize("read_first", [False, True])
@@ -610,3 +624,18 @@ def test_a_close_without_a_code_reads_as_lost_and_a_reader_left_by_aclose_ends()
         return []
 
     run(_talk(idle, closing, heartbeat=None), 30)
+
+
+def test_a_send_on_a_connection_lost_unread_says_why() -> None:
+    async def server(ws: Any, got: list[Any]) -> None:
+        ws._writer.transport.abort()
+
+    async def client(channel: Any) -> list[Any]:
+        await asyncio.sleep(0.3)  # the loss seen by the transport, not read yet
+        assert not channel.ws.closed
+        with pytest.raises(ChannelClosed) as lost:
+            await channel.send(b"{}")
+        return [str(lost.value)]
+
+    out, _ = run(_talk(server, client, heartbeat=None), 30)
+    assert out == ["the WebSocket is closed: Cannot write to closing transport"]
