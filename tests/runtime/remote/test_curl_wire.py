@@ -85,7 +85,7 @@ def test_a_post_sends_its_body_and_headers_and_a_delete_its_method() -> None:
             wire = _wire()
             assert wire.closed
             try:
-                answer = await wire.post(base + "/acp", b'{"x": 1}', {"X-Token": "t", "Content-Type": "application/json"})
+                answer = await wire.post(base + "/acp", b'{"x": 1}\x00 after', {"X-Token": "t", "Content-Type": "application/json"})
                 assert not wire.closed
                 assert (answer.status, answer.body, answer.set_cookies) == (200, b"{}", ())
                 assert await wire.delete(base + "/acp", {"X-Token": "u"}) is None
@@ -97,8 +97,15 @@ def test_a_post_sends_its_body_and_headers_and_a_delete_its_method() -> None:
                 await secure.post(base + "/acp", b"{}", {})
             finally:
                 await secure.aclose()
-        post, delete, tls = seen
-        assert (post["method"], post["version"], post["body"]) == ("POST", "2", b'{"x": 1}')
+        async with served(_recording(seen)) as base:  # HTTP/1.1, which keeps a method's case
+            secure = CurlWire(5.0, 5.0, secure=True)
+            try:
+                await secure.delete(base + "/acp", {})
+            finally:
+                await secure.aclose()
+        post, delete, tls, delete11 = seen
+        assert delete11["method"] == "DELETE"
+        assert (post["method"], post["version"], post["body"]) == ("POST", "2", b'{"x": 1}\x00 after')
         assert post["headers"]["x-token"] == "t" and post["headers"]["content-type"] == "application/json"
         assert (delete["method"], delete["version"], delete["body"]) == ("DELETE", "2", b"")
         assert delete["headers"]["x-token"] == "u"
@@ -271,6 +278,10 @@ def test_a_post_not_answered_fails_within_its_bound_and_one_stopped_says_so() ->
             try:
                 with pytest.raises(WireError, match="timed out"):
                     await wire.post(base + "/acp", b"{}", {})
+                assert 0.5 < loop.time() - began < 3
+                began = loop.time()
+                with pytest.raises(WireError, match="timed out"):
+                    await wire.delete(base + "/acp", {})
                 assert 0.5 < loop.time() - began < 3
                 pending = asyncio.ensure_future(wire.post(base + "/acp", b"{}", {}))
                 await asyncio.sleep(0.1)

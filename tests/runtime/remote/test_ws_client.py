@@ -22,7 +22,7 @@ pytest.importorskip("aiohttp", reason="the WebSocket client needs aiohttp (pip i
 
 from acpgen.runtime import _ws_client  # noqa: E402
 from acpgen.runtime._channel import ChannelClosed  # noqa: E402
-from acpgen.runtime._remote import RefusedError, RemoteDependencyError  # noqa: E402
+from acpgen.runtime._remote import RefusedError, RemoteDependencyError, SizedSocket  # noqa: E402
 from acpgen.runtime._remote_client import RemoteInfo  # noqa: E402
 
 
@@ -257,6 +257,7 @@ def test_headers_and_cookies_are_sent_and_the_handshake_read() -> None:
         ws.headers["Acp-Connection-Id"] = "c-9"
         ws.set_cookie("srv", "s1")
         ws.set_cookie("b", "new")
+        ws.set_cookie("elsewhere", "1", path="/other")  # another path: not kept
         await ws.prepare(request)
         await ws.receive()
         return ws
@@ -272,6 +273,8 @@ def test_headers_and_cookies_are_sent_and_the_handshake_read() -> None:
                 assert headers["X-Token"] == "t" and headers["Cookie"] == "a=1; b=2"
                 assert "Sec-WebSocket-Extensions" not in headers  # no compression
                 assert conn.channel._heartbeat is None and not conn.channel._beats
+                transport = conn.channel.ws._response.connection.transport
+                assert isinstance(transport.get_extra_info("socket")._sock, SizedSocket)
             finally:
                 await conn.channel.aclose()
             assert conn.channel.session.closed
@@ -358,7 +361,7 @@ def test_a_refusal_with_no_body_gives_its_status_alone() -> None:
         return web.Response(status=401, body=b"")
 
     async def lines(request: Any) -> Any:
-        return web.Response(status=421, body=b"\n  \nwrong host\nmore\n")
+        return web.Response(status=421, body=b"\n  \nwrong host \xff\nmore\n")
 
     async def scenario() -> None:
         async with aio_served(handler) as url:
@@ -369,7 +372,7 @@ def test_a_refusal_with_no_body_gives_its_status_alone() -> None:
         async with aio_served(lines) as url:
             with pytest.raises(RefusedError) as refused:
                 await _ws_client.connect_websocket(Over(), url)
-            assert str(refused.value) == f"{url} refused the connection: HTTP 421: wrong host"
+            assert str(refused.value) == f"{url} refused the connection: HTTP 421: wrong host \ufffd"
 
     run(scenario(), 30)
 
