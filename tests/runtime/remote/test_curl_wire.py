@@ -382,6 +382,16 @@ def test_an_answer_over_the_body_limit_fails_the_request(monkeypatch: pytest.Mon
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"x" * 5000})
 
+    async def parts(scope: Any, receive: Any, send: Any) -> None:
+        """The body in parts under the limit, over it together."""
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        for _ in range(3):
+            await send({"type": "http.response.body", "body": b"x" * 2000, "more_body": True})
+            await asyncio.sleep(0.05)
+        await send({"type": "http.response.body", "body": b""})
+
     monkeypatch.setattr(_curl_wire, "MAX_BODY", 4096)
 
     async def main() -> None:
@@ -393,6 +403,14 @@ def test_an_answer_over_the_body_limit_fails_the_request(monkeypatch: pytest.Mon
                 monkeypatch.setattr(_curl_wire, "MAX_BODY", 8192)
                 answer = await wire.post(base + "/acp", b"{}", {})  # the wire goes on
                 assert (answer.status, len(answer.body)) == (200, 5000)
+            finally:
+                await wire.aclose()
+        monkeypatch.setattr(_curl_wire, "MAX_BODY", 4096)
+        async with served(parts, http2=True) as base:
+            wire = _wire()
+            try:
+                with pytest.raises(WireError, match="^the answer is over 4096 bytes$"):
+                    await wire.post(base + "/acp", b"{}", {})
             finally:
                 await wire.aclose()
 
