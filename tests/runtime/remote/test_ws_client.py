@@ -504,12 +504,35 @@ def test_the_channel_names_the_package_it_needs(monkeypatch: pytest.MonkeyPatch)
     assert str(missing.value) == text
 
 
-def test_the_defaults_of_a_connection() -> None:
-    """The handshake bounded by 10 s, a message by the body limit, pings every 20 s."""
-    import inspect
+def test_the_defaults_of_a_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The handshake bounded by 10 s, pings every 20 s."""
+    from aiohttp import web
 
-    defaults = {name: p.default for name, p in inspect.signature(_ws_client.connect_websocket).parameters.items()}
-    assert (defaults["side"], defaults["open_timeout"], defaults["max_size"], defaults["heartbeat"]) == ("client", 10.0, 16 * 1024 * 1024, 20.0)
+    bounds: list[Any] = []
+    wait_for = asyncio.wait_for
+
+    async def spy(awaitable: Any, timeout: Any) -> Any:
+        bounds.append(timeout)
+        return await wait_for(awaitable, timeout)
+
+    async def handler(request: Any) -> Any:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        await ws.receive()
+        return ws
+
+    async def scenario() -> None:
+        async with aio_served(handler) as url:
+            monkeypatch.setattr(asyncio, "wait_for", spy)
+            conn = await _ws_client.connect_websocket(Over(), url)
+            monkeypatch.setattr(asyncio, "wait_for", wait_for)
+            try:
+                assert bounds == [10.0]
+                assert conn.channel._heartbeat == 20.0
+            finally:
+                await conn.channel.aclose()
+
+    run(scenario(), 30)
 
 
 @pytest.mark.parametrize("read_first", [False, True])
