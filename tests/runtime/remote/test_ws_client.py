@@ -258,6 +258,7 @@ def test_headers_and_cookies_are_sent_and_the_handshake_read() -> None:
         ws.set_cookie("srv", "s1")
         ws.set_cookie("b", "new")
         ws.set_cookie("elsewhere", "1", path="/other")  # another path: not kept
+        ws.set_cookie("here", "2", path="/acp")
         await ws.prepare(request)
         await ws.receive()
         return ws
@@ -268,7 +269,7 @@ def test_headers_and_cookies_are_sent_and_the_handshake_read() -> None:
             conn = await _ws_client.connect_websocket(rpc, url, side="agent", headers={"X-Token": "t"}, cookies={"a": "1", "b": "2"}, heartbeat=None, max_in_flight=3)
             try:
                 assert rpc.options == {"side": "agent", "max_in_flight": 3}
-                assert conn.remote == RemoteInfo(url, "c-9", {"X-Token": "t"}, {"a": "1", "b": "new", "srv": "s1"})
+                assert conn.remote == RemoteInfo(url, "c-9", {"X-Token": "t"}, {"a": "1", "b": "new", "srv": "s1", "here": "2"})
                 (headers,) = seen
                 assert headers["X-Token"] == "t" and headers["Cookie"] == "a=1; b=2"
                 assert "Sec-WebSocket-Extensions" not in headers  # no compression
