@@ -54,6 +54,277 @@ async def _plain(scope: Any, receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"plain"})
 
 
+def _recording(seen: list[dict[str, Any]], status: int = 200, body: bytes = b"{}", kind: bytes = b"application/json") -> Any:
+    """An ASGI app noting each request (method, HTTP version, headers, body) and
+    answering ``status`` with ``body``."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        data = b""
+        while True:
+            event = await receive()
+            data += event.get("body", b"")
+            if not event.get("more_body"):
+                break
+        headers = {k.decode(): v.decode() for k, v in scope["headers"]}
+        seen.append({"method": scope["method"], "version": scope["http_version"], "headers": headers, "body": data})
+        await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", kind)]})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
+
+
+def test_a_post_sends_its_body_and_headers_and_a_delete_its_method() -> None:
+    """Over HTTP/2 with prior knowledge on ``http://`` (and HTTP/1.1 there when the wire
+    is for ``https://``, where HTTP/2 comes by ALPN); a fresh wire is not open yet."""
+
+    async def main() -> None:
+        seen: list[dict[str, Any]] = []
+        async with served(_recording(seen), http2=True) as base:
+            wire = _wire()
+            assert wire.closed
+            try:
+                answer = await wire.post(base + "/acp", b'{"x": 1}\x00 after', {"X-Token": "t", "Content-Type": "application/json"})
+                assert not wire.closed
+                assert (answer.status, answer.body, answer.set_cookies) == (200, b"{}", ())
+                assert await wire.delete(base + "/acp", {"X-Token": "u"}) is None
+            finally:
+                await wire.aclose()
+            assert wire.closed
+            secure = CurlWire(5.0, 5.0, secure=True)
+            try:
+                await secure.post(base + "/acp", b"{}", {})
+            finally:
+                await secure.aclose()
+        async with served(_recording(seen)) as base:  # HTTP/1.1, which keeps a method's case
+            secure = CurlWire(5.0, 5.0, secure=True)
+            try:
+                await secure.delete(base + "/acp", {})
+            finally:
+                await secure.aclose()
+        post, delete, tls, delete11 = seen
+        assert delete11["method"] == "DELETE"
+        assert (post["method"], post["version"], post["body"]) == ("POST", "2", b'{"x": 1}\x00 after')
+        assert post["headers"]["x-token"] == "t" and post["headers"]["content-type"] == "application/json"
+        assert (delete["method"], delete["version"], delete["body"]) == ("DELETE", "2", b"")
+        assert delete["headers"]["x-token"] == "u"
+        assert tls["version"] == "1.1"
+
+    run(main(), 30)
+
+
+def test_the_failures_are_connection_errors_and_timeouts() -> None:
+    assert _wire().failures == (WireError, TimeoutError)
+    assert issubclass(WireError, ConnectionError)
+
+
+def test_an_answer_of_exactly_the_body_limit_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_curl_wire, "MAX_BODY", 5000)
+
+    async def main() -> None:
+        async with served(_recording([], body=b"y" * 5000), http2=True) as base:
+            wire = _wire()
+            try:
+                answer = await wire.post(base + "/acp", b"{}", {})
+                assert answer.body == b"y" * 5000
+            finally:
+                await wire.aclose()
+
+    run(main(), 30)
+
+
+def test_answer_headers_are_the_final_ones_and_repeated_names_keep_the_last() -> None:
+    headers = _curl_wire._Headers(["Content-Type: a/b", "X-A:  1 ", "x-a: 2", "Set-Cookie: c=1", "set-cookie: d=2; Path=/"])
+    assert dict(headers) == {"content-type": "a/b", "x-a": "2", "set-cookie": "d=2; Path=/"}
+    assert headers.cookies == ("c=1", "d=2; Path=/")
+    assert headers.get("X-A") == "2" and headers["X-A"] == "2" and headers.get("nope", 5) == 5
+    assert "CONTENT-TYPE" in headers and 3 not in headers
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            await send({"type": "http.response.start", "status": 202, "headers": [(b"x-b", b"1X")]})
+            await send({"type": "http.response.body", "body": b""})
+
+    async def main() -> None:
+        async with served(app, http2=True) as base:
+            wire = _wire()
+            try:
+                answer = await wire.post(base + "/acp", b"{}", {})
+                assert answer.status == 202 and answer.headers["x-b"] == "1X"
+                assert sorted(answer.headers) == ["date", "server", "x-b"]  # no status line
+            finally:
+                await wire.aclose()
+
+    run(main(), 30)
+
+
+def test_a_refused_stream_gives_its_status_and_whole_body_and_no_events() -> None:
+    """A refusal's body read in full though the stream holds HOLD chunks at most (the
+    paused transfer goes on), and one that never ends given up after post_timeout."""
+    big = b"z" * 1_000_000
+
+    async def endless(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            await send({"type": "http.response.start", "status": 503, "headers": []})
+            await send({"type": "http.response.body", "body": b"wait", "more_body": True})
+            while (await receive())["type"] != "http.disconnect":
+                pass
+
+    async def main() -> None:
+        async with served(_recording([], status=404, body=big, kind=b"text/plain"), http2=True) as base:
+            wire = _wire()
+            try:
+                async with wire.stream(base + "/acp", {}, None) as stream:
+                    assert (stream.answer.status, stream.answer.body) == (404, big)
+                    assert [e async for e in stream.events] == []
+            finally:
+                await wire.aclose()
+        async with served(endless, http2=True) as base:
+            wire = CurlWire(5.0, 0.3, secure=False)
+            loop = asyncio.get_running_loop()
+            began = loop.time()
+            try:
+                async with wire.stream(base + "/acp", {}, None) as stream:
+                    assert (stream.answer.status, stream.answer.body) == (503, b"")
+                assert loop.time() - began < 3
+            finally:
+                await wire.aclose()
+
+    run(main(), 30)
+
+
+def test_a_stream_that_is_not_an_event_stream_is_refused() -> None:
+    async def main() -> None:
+        async with served(_recording([]), http2=True) as base:
+            wire = _wire()
+            try:
+                with pytest.raises(ValueError) as wrong:
+                    async with wire.stream(base + "/acp", {}, None):
+                        pass
+                assert str(wrong.value) == "the stream's answer is application/json, not text/event-stream"
+                await asyncio.sleep(0.1)
+                assert not wire._transfers
+            finally:
+                await wire.aclose()
+
+    run(main(), 30)
+
+
+def test_a_stream_gives_its_events_and_ends_with_its_body() -> None:
+    async def main() -> None:
+        async with served(_events_app(3, 1, [], asyncio.Event()), http2=True) as base:
+            wire = _wire()
+            try:
+                async with wire.stream(base + "/acp", {"X-Token": "t"}, None) as stream:
+                    assert stream.answer.headers["content-type"] == "text/event-stream"
+                    assert [e async for e in stream.events] == ["0 x", "1 x", "2 x"]
+            finally:
+                await wire.aclose()
+
+    run(main(), 30)
+
+
+def test_a_stream_read_when_its_wire_closes_fails() -> None:
+    """A reader waiting for a stream's next event when the wire closes: the stream ends
+    with the reason (after the events that came)."""
+
+    async def main() -> None:
+        async with served(_held_events, http2=True) as base:
+            wire = _wire()
+            got: list[str] = []
+
+            async def read() -> None:
+                async with wire.stream(base + "/acp", {}, None) as stream:
+                    async for event in stream.events:
+                        got.append(event)
+
+            reader = asyncio.ensure_future(read())
+            try:
+                for _ in range(50):
+                    if got:
+                        break
+                    await asyncio.sleep(0.05)
+            finally:
+                await wire.aclose()
+            with pytest.raises(WireError) as stopped:
+                await asyncio.wait_for(reader, 2)
+            assert got == ["1"] and str(stopped.value) == "the request was stopped"
+
+    run(main(), 30)
+
+
+async def _held_events(scope: Any, receive: Any, send: Any) -> None:
+    """One event, then the stream held open until the client leaves."""
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+    await send({"type": "http.response.body", "body": b"data: 1\n\n", "more_body": True})
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def test_a_post_not_answered_fails_within_its_bound_and_one_stopped_says_so() -> None:
+    async def mute(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            while (await receive())["type"] != "http.disconnect":
+                pass
+
+    async def main() -> None:
+        async with served(mute, http2=True) as base:
+            wire = CurlWire(0.3, 0.3, secure=False)
+            loop = asyncio.get_running_loop()
+            began = loop.time()
+            try:
+                with pytest.raises(WireError, match="timed out"):
+                    await wire.post(base + "/acp", b"{}", {})
+                assert 0.5 < loop.time() - began < 3
+                began = loop.time()
+                with pytest.raises(WireError, match="timed out"):
+                    await wire.delete(base + "/acp", {})
+                assert 0.5 < loop.time() - began < 3
+                pending = asyncio.ensure_future(wire.post(base + "/acp", b"{}", {}))
+                await asyncio.sleep(0.1)
+            finally:
+                await wire.aclose()
+            with pytest.raises(WireError) as stopped:
+                await asyncio.wait_for(pending, 2)
+            assert str(stopped.value) == "the request was stopped"
+            assert not wire._transfers
+
+    run(main(), 30)
+
+
+@pytest.mark.parametrize("missing", ["curl_cffi", "curl_cffi.curl"])
+def test_the_wire_names_the_packages_it_needs(missing: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from acpgen.runtime._remote import RemoteDependencyError
+
+    monkeypatch.setitem(sys.modules, missing, None)
+    with pytest.raises(RemoteDependencyError) as absent:
+        _wire()
+    assert str(absent.value) == (
+        "the ACP remote transport (http2-client) needs the Python package 'curl_cffi',"
+        " which is not installed: pip install 'httpx' 'httpx-sse' 'curl_cffi'"
+    )
+
+
+def test_a_stream_silent_past_idle_fails() -> None:
+    async def main() -> None:
+        async with served(_events_app(0, 0, [], asyncio.Event()), http2=True) as base:
+            wire = CurlWire(5.0, 5.0, secure=False, idle=0.3)
+            try:
+                with pytest.raises(TimeoutError) as silent:
+                    async with wire.stream(base + "/acp", {}, None) as stream:
+                        await asyncio.wait_for(anext(stream.events), 3)
+                assert str(silent.value) == "nothing came on the stream for 0.3 s"
+            finally:
+                await wire.aclose()
+
+    run(main(), 30)
+
+
 def test_a_slow_reader_pauses_the_stream_and_holds_at_most_its_bound() -> None:
     """A stream of 20,000 events (20 MB) read slowly: curl holds at most HOLD chunks
     for it, flow control holds the server back (it has sent a few MB, a window's worth,
@@ -111,6 +382,16 @@ def test_an_answer_over_the_body_limit_fails_the_request(monkeypatch: pytest.Mon
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"x" * 5000})
 
+    async def parts(scope: Any, receive: Any, send: Any) -> None:
+        """The body in parts under the limit, over it together."""
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        for _ in range(3):
+            await send({"type": "http.response.body", "body": b"x" * 2000, "more_body": True})
+            await asyncio.sleep(0.05)
+        await send({"type": "http.response.body", "body": b""})
+
     monkeypatch.setattr(_curl_wire, "MAX_BODY", 4096)
 
     async def main() -> None:
@@ -122,6 +403,14 @@ def test_an_answer_over_the_body_limit_fails_the_request(monkeypatch: pytest.Mon
                 monkeypatch.setattr(_curl_wire, "MAX_BODY", 8192)
                 answer = await wire.post(base + "/acp", b"{}", {})  # the wire goes on
                 assert (answer.status, len(answer.body)) == (200, 5000)
+            finally:
+                await wire.aclose()
+        monkeypatch.setattr(_curl_wire, "MAX_BODY", 4096)
+        async with served(parts, http2=True) as base:
+            wire = _wire()
+            try:
+                with pytest.raises(WireError, match="^the answer is over 4096 bytes$"):
+                    await wire.post(base + "/acp", b"{}", {})
             finally:
                 await wire.aclose()
 
@@ -268,3 +557,4 @@ def test_a_stream_never_answered_fails_within_the_bound() -> None:
                 await wire.aclose()
 
     run(main(), 30)
+
