@@ -73,6 +73,8 @@ PACKAGES: dict[str, list[str]] = {
         "tests/runtime/test_channel.py",
         "tests/runtime/test_router.py",
         "tests/runtime/test_alternatives.py",
+        "tests/runtime/test_dataclass_specs.py",
+        "tests/runtime/test_runtime_dataclasses.py",
     ],
 }
 COPIED = ("acpgen", "templates", "schemas", "tests")
