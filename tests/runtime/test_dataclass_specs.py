@@ -87,6 +87,8 @@ def test_a_value_on_or_inside_its_bounds_is_kept(ms: Pair, wire: str, value: Any
         ("nul", "", "expected null, got string"),
         ("opt", 1, "expected string, got integer"),
         ("env", [], "expected object, got array"),
+        ("bag", [1], "expected object, got array"),
+        ("bag", "x", "expected object, got string"),
         ("env", {"a": 1, "b": "2"}, "expected integer, got string"),
         ("strs", "a", "expected array, got string"),
         ("few", {}, "expected array, got object"),
@@ -251,3 +253,14 @@ def test_a_member_s_default_is_not_dumped_unless_it_was_received(ms: Pair) -> No
         assert m.dump(fresh) == {"name": "n"}
         fresh.labels = []
         assert m.dump(fresh) == {"labels": [], "name": "n"}
+
+
+def test_a_value_of_no_json_kind_is_named_by_its_type(ms: Pair) -> None:
+    assert fails(ms, "Checks", checks(le=(1,))) == "Checks.le: expected integer, got tuple"
+    assert fails(ms, "Checks", checks(nul={1})) == "Checks.nul: expected null, got set"
+
+
+def test_an_object_s_sibling_union_checks_its_branches_on_the_members(ms: Pair) -> None:
+    assert load(ms, "Either", {"a": 1}) == ("Either", {"n": ("NoneType", None), "a": ("int", 1), "b": ("NoneType", None)}, {}, ["a"])
+    assert dumps(ms, "Either", {"b": "x", "n": 2}) == {"n": 2, "b": "x"}
+    assert fails(ms, "Either", {"n": 1}) == "Either: expected one of 'a', 'b'"

@@ -216,3 +216,19 @@ def test_a_value_its_tag_s_variant_rejects_may_still_be_the_default_variant(ms: 
     assert fails(ms, "SetOption", []) == "SetOption: expected object, got array"
     assert load(ms, "McpServer", {"type": "http", "url": "u"})[0] == "HttpMcpServer"
     assert load(ms, "McpServer", {"command": "c"})[0] == "McpServerStdio"
+
+
+def test_an_object_read_on_the_fast_path_takes_every_default(ms: Pair) -> None:
+    defaults = {"items": [], "names": [("str", "a")], "ratio": ("float", 0.5), "flag": ("bool", False), "word": ("str", "w"), "size": ("int", 7), "note": ("NoneType", None)}
+    assert load(ms, "Plain", {}) == ("Plain", defaults, {}, [])
+    assert load(ms, "Plain", {"x": 1}) == ("Plain", defaults, {"x": 1}, [])
+    got = load(ms, "Plain", {"items": [1], "note": "n", "size": 8})
+    assert got == ("Plain", {**defaults, "items": [("int", 1)], "note": ("str", "n"), "size": ("int", 8)}, {}, ["items", "note", "size"])
+    assert dumps(ms, "Plain", {}) == {}
+    assert dumps(ms, "Plain", {"size": 7, "z": None}) == {"size": 7, "z": None}
+    for m in ms:
+        first, second = m.load(m.Plain, {}), m.load(m.Plain, {})
+        first.items.append(1)
+        first.names.append("b")
+        assert (second.items, second.names) == ([], ["a"])
+        assert m.dump(first) == {"items": [1], "names": ["a", "b"]}
