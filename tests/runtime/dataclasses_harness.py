@@ -18,7 +18,7 @@ import pytest
 from ..conftest import generate, import_file
 
 FIXTURE = Path(__file__).parent / "dataclasses_fixture.json"
-_PAIR: list[tuple[ModuleType, ModuleType]] = []
+_PAIRS: dict[Path, tuple[ModuleType, ModuleType]] = {}
 _COUNT = itertools.count()
 
 
@@ -49,14 +49,16 @@ def fresh(module: ModuleType) -> ModuleType:
     return again
 
 
-def pair(tmp: pytest.TempPathFactory) -> tuple[ModuleType, ModuleType]:
-    """The fixture's module, compiled and interpreted: generated and imported once per
-    session, its specs built afresh each time (see ``fresh``)."""
-    if not _PAIR:
-        out = generate(FIXTURE, tmp.mktemp("dcruntime"), ("dataclasses",), formatted=False)
+def pair(tmp: pytest.TempPathFactory, schema: Path = FIXTURE) -> tuple[ModuleType, ModuleType]:
+    """The module of ``schema`` (by default ``dataclasses_fixture.json``), compiled and
+    interpreted: generated and imported once per session, its specs built afresh each
+    time (see ``fresh``)."""
+    if schema not in _PAIRS:
+        out = generate(schema, tmp.mktemp("dcruntime"), ("dataclasses",), formatted=False)
         path = out / "acp_dataclasses" / "v1.py"
-        _PAIR.append((import_file(path), interpreted(import_file(path))))
-    return fresh(_PAIR[0][0]), fresh(_PAIR[0][1])
+        _PAIRS[schema] = (import_file(path), interpreted(import_file(path)))
+    compiled, interpreter = _PAIRS[schema]
+    return fresh(compiled), fresh(interpreter)
 
 
 def view(value: Any) -> Any:

@@ -264,3 +264,10 @@ def test_an_object_s_sibling_union_checks_its_branches_on_the_members(ms: Pair) 
     assert load(ms, "Either", {"a": 1}) == ("Either", {"n": ("NoneType", None), "a": ("int", 1), "b": ("NoneType", None)}, {}, ["a"])
     assert dumps(ms, "Either", {"b": "x", "n": 2}) == {"n": 2, "b": "x"}
     assert fails(ms, "Either", {"n": 1}) == "Either: expected one of 'a', 'b'"
+
+
+def test_a_reference_to_any_value_keeps_the_value(ms: Pair) -> None:
+    assert member(ms, "ext", {"k": [1]}) == {"k": [("int", 1)]}
+    assert member(ms, "ext", 0) == ("int", 0)
+    assert load(ms, "Anything", [None]) == [("NoneType", None)]
+    assert dumps(ms, "Checks", checks(ext={"k": 1})) == checks(ext={"k": 1})

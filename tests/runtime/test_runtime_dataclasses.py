@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from ..conftest import SCHEMAS
 from .dataclasses_harness import dumps, fails, load, pair
 
 Pair = tuple[ModuleType, ModuleType]
@@ -232,3 +233,24 @@ def test_an_object_read_on_the_fast_path_takes_every_default(ms: Pair) -> None:
         first.names.append("b")
         assert (second.items, second.names) == ([], ["a"])
         assert m.dump(first) == {"items": [1], "names": ["a", "b"]}
+
+
+def test_an_envelope_types_its_params_by_its_method(tmp_path_factory: pytest.TempPathFactory) -> None:
+    rpc = pair(tmp_path_factory, SCHEMAS / "rpc")
+    close = {"jsonrpc": "2.0", "id": 1, "method": "session/close", "params": {"sessionId": "s"}}
+    params = ("CloseSessionRequest", {"session_id": ("str", "s")}, {}, ["sessionId"])
+    got = load(rpc, "ClientRequest", close)
+    assert got == ("ClientRequest", {"id": ("int", 1), "method": ("str", "session/close"), "params": params}, {"jsonrpc": "2.0"}, ["id", "method", "params"])
+    assert dumps(rpc, "ClientRequest", close) == {"id": 1, "method": "session/close", "params": {"sessionId": "s"}, "jsonrpc": "2.0"}
+    got = load(rpc, "ClientRequest", {**close, "params": {"x": 1, "sessionId": "s"}})
+    assert got[1]["params"] == ("CloseSessionRequest", {"session_id": ("str", "s")}, {"x": 1}, ["sessionId"])
+    assert load(rpc, "ClientRequest", {**close, "params": None})[1]["params"] == ("NoneType", None)
+    assert load(rpc, "ClientRequest", {**close, "method": "_x/y"})[1]["params"] == params
+    assert load(rpc, "ClientRequest", {"id": 1, "method": "session/prompt"})[3] == ["id", "method"]
+    assert fails(rpc, "ClientRequest", {**close, "method": "session/prompt"}) == "ClientRequest.params: params of 'session/prompt': PromptRequest: missing required member 'prompt'"
+    assert fails(rpc, "ClientRequest", {**close, "method": "session/unknown"}) == "ClientRequest.params: unknown request method 'session/unknown'"
+    assert fails(rpc, "ClientRequest", {**close, "params": {"sessionId": 5}}) == "ClientRequest.params: params of 'session/close': CloseSessionRequest.sessionId: expected string, got integer"
+    assert fails(rpc, "ClientRequest", {"id": 1, "params": {}}) == "ClientRequest: missing required member 'method'"
+    update = {"method": "session/update", "params": {"sessionId": "s", "update": {"type": "text", "text": "x"}}}
+    assert load(rpc, "AgentNotification", update)[1]["params"][0] == "SessionNotification"
+    assert fails(rpc, "AgentNotification", {**update, "method": "session/close"}) == "AgentNotification.params: unknown notification method 'session/close'"
