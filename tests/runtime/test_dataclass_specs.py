@@ -271,3 +271,9 @@ def test_a_reference_to_any_value_keeps_the_value(ms: Pair) -> None:
     assert member(ms, "ext", 0) == ("int", 0)
     assert load(ms, "Anything", [None]) == [("NoneType", None)]
     assert dumps(ms, "Checks", checks(ext={"k": 1})) == checks(ext={"k": 1})
+
+
+def test_a_sibling_union_s_branch_may_narrow_a_member(ms: Pair) -> None:
+    assert dumps(ms, "Stop", {"n": 1}) == {"n": 1}
+    assert dumps(ms, "Stop", {"n": 0, "m": "x"}) == {"n": 0, "m": "x"}
+    assert fails(ms, "Stop", {"n": 0}) == "Stop: expected one of 'n', 'm'"
