@@ -277,3 +277,12 @@ def test_a_sibling_union_s_branch_may_narrow_a_member(ms: Pair) -> None:
     assert dumps(ms, "Stop", {"n": 1}) == {"n": 1}
     assert dumps(ms, "Stop", {"n": 0, "m": "x"}) == {"n": 0, "m": "x"}
     assert fails(ms, "Stop", {"n": 0}) == "Stop: expected one of 'n', 'm'"
+
+
+def test_maps_and_nullables_of_values_that_take_null(ms: Pair) -> None:
+    assert member(ms, "nulls", {"a": "s", "b": None}) == {"a": ("str", "s"), "b": ("NoneType", None)}
+    assert fails(ms, "Checks", checks(nulls={"a": 1})) == "Checks.nulls.a: expected string, got integer"
+    assert member(ms, "maybe", {"k": 1}) == {"k": ("int", 1)}
+    assert member(ms, "maybe", None) == ("NoneType", None)
+    assert member(ms, "exts", {"a": [1], "b": None}) == {"a": [("int", 1)], "b": ("NoneType", None)}
+    assert dumps(ms, "Checks", checks(nulls={"a": None}, maybe=[1], exts={"a": 2})) == checks(nulls={"a": None}, maybe=[1], exts={"a": 2})
