@@ -103,6 +103,17 @@ def test_null_reads_as_the_default_or_as_absent_where_marked(ms: Pair) -> None:
     assert dumps(ms, "Lenient", {"size": None, "gone": None}) == {"size": 7}
     assert load(ms, "Lenient", {"size": 1, "gone": "g"})[1]["gone"] == ("str", "g")
     assert fails(ms, "Lenient", {"size": "1"}) == "Lenient.size: expected integer, got string"
+    for marked in ("size", "gone"):
+        got = load(ms, "Lenient", {marked: None, "flag": False, "labels": []})
+        assert (got[1]["flag"], got[1]["labels"]) == (("bool", False), [])
+        assert got[3] == sorted(["flag", "labels", *(["size"] if marked == "size" else [])])
+    assert load(ms, "AllNull", {"size": None}) == ("AllNull", {"size": ("int", 7)}, {}, ["size"])
+    assert load(ms, "AllNull", {"size": 1})[1] == {"size": ("int", 1)}
+
+
+def test_members_that_take_null_are_read_on_the_fast_path(ms: Pair) -> None:
+    assert load(ms, "Holder", {"raw": 5, "opt": "s"}) == ("Holder", {"raw": ("int", 5), "opt": ("str", "s")}, {}, ["opt", "raw"])
+    assert load(ms, "Holder", {"raw": None, "opt": None})[1] == {"raw": ("NoneType", None), "opt": ("NoneType", None)}
 
 
 def test_dump_sends_members_set_members_given_and_required_ones(ms: Pair) -> None:
@@ -251,6 +262,10 @@ def test_an_envelope_types_its_params_by_its_method(tmp_path_factory: pytest.Tem
     assert fails(rpc, "ClientRequest", {**close, "method": "session/unknown"}) == "ClientRequest.params: unknown request method 'session/unknown'"
     assert fails(rpc, "ClientRequest", {**close, "params": {"sessionId": 5}}) == "ClientRequest.params: params of 'session/close': CloseSessionRequest.sessionId: expected string, got integer"
     assert fails(rpc, "ClientRequest", {"id": 1, "params": {}}) == "ClientRequest: missing required member 'method'"
+    both = {"sessionId": "s", "prompt": []}  # valid as PromptRequest too, the member's first fit
+    got = load(rpc, "ClientRequest", {**close, "params": both})
+    assert got[1]["params"] == ("CloseSessionRequest", {"session_id": ("str", "s")}, {"prompt": []}, ["sessionId"])
+    assert load(rpc, "ClientRequest", {**close, "method": "_x/y", "params": both})[1]["params"][0] == "PromptRequest"
     update = {"method": "session/update", "params": {"sessionId": "s", "update": {"type": "text", "text": "x"}}}
     assert load(rpc, "AgentNotification", update)[1]["params"][0] == "SessionNotification"
     assert fails(rpc, "AgentNotification", {**update, "method": "session/close"}) == "AgentNotification.params: unknown notification method 'session/close'"
