@@ -6,6 +6,7 @@ package): objects, tagged unions, the compiler and ``dump``, through a generated
 from __future__ import annotations
 
 import json
+import shutil
 from types import ModuleType
 from typing import Any
 
@@ -269,3 +270,18 @@ def test_an_envelope_types_its_params_by_its_method(tmp_path_factory: pytest.Tem
     update = {"method": "session/update", "params": {"sessionId": "s", "update": {"type": "text", "text": "x"}}}
     assert load(rpc, "AgentNotification", update)[1]["params"][0] == "SessionNotification"
     assert fails(rpc, "AgentNotification", {**update, "method": "session/close"}) == "AgentNotification.params: unknown notification method 'session/close'"
+
+
+def test_an_envelope_reads_the_members_after_its_params(tmp_path_factory: pytest.TempPathFactory) -> None:
+    schema = tmp_path_factory.mktemp("rpc") / "rpc"
+    shutil.copytree(SCHEMAS / "rpc", schema)
+    doc = json.loads((schema / "schema.json").read_text())
+    members = doc["$defs"]["ClientRequest"]["properties"]
+    doc["$defs"]["ClientRequest"]["properties"] = {"params": members.pop("params"), **members}
+    (schema / "schema.json").write_text(json.dumps(doc))
+    rpc = pair(tmp_path_factory, schema)
+    close = {"jsonrpc": "2.0", "id": 1, "method": "session/close", "params": {"sessionId": "s"}}
+    got = load(rpc, "ClientRequest", close)
+    assert got[1]["id"] == ("int", 1)
+    assert got[3] == ["id", "method", "params"]
+    assert dumps(rpc, "ClientRequest", close) == {"params": {"sessionId": "s"}, "id": 1, "method": "session/close", "jsonrpc": "2.0"}
