@@ -43,6 +43,7 @@ def member(ms: Pair, wire: str, value: Any) -> Any:
         ("pat", "", "expected a string matching '^[a-z]+$'"),
         ("few", [], "expected at least 1 items"),
         ("few", [1, 2, 3], "expected at most 2 items"),
+        ("some", [], "expected at least 1 items"),
     ],
 )
 def test_a_value_out_of_bounds_is_rejected_with_the_bound(ms: Pair, wire: str, value: Any, error: str) -> None:
