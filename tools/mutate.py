@@ -77,6 +77,8 @@ PACKAGES: dict[str, list[str]] = {
         "tests/runtime/test_unions_pydantic.py",
         "tests/runtime/test_runtime_pydantic.py",
         "tests/runtime/test_runtime_typeddict.py",
+        "tests/runtime/test_dataclass_specs.py",
+        "tests/runtime/test_runtime_dataclasses.py",
     ],
 }
 COPIED = ("acpgen", "templates", "schemas", "tests")
