@@ -144,3 +144,18 @@ def test_again_needs_its_arguments(monkeypatch: pytest.MonkeyPatch, capsys: pyte
     monkeypatch.setenv("TESTS", "tests/x.py")
     assert _again().main(["runtime"]) == 2
     assert "usage: make mutate-again PKG=<package>" in capsys.readouterr().err
+
+
+def test_again_runs_one_at_a_time_in_a_scratch_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import fcntl
+
+    tool = _again()
+    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    work = tmp_path / ".mutate" / "runtime"
+    (work / "mutants" / "acpgen").mkdir(parents=True)
+    monkeypatch.setenv("MUTANTS", "@nothing")
+    monkeypatch.setenv("TESTS", "tests/x.py")
+    with open(work / "again.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert tool.main(["runtime"]) == 2
+    assert "another make mutate-again runs in" in capsys.readouterr().err

@@ -20,6 +20,7 @@ results are not changed: a kill rate in the docs says which figures come from he
 
 from __future__ import annotations
 
+import fcntl
 import fnmatch
 import os
 import shutil
@@ -107,6 +108,13 @@ def main(argv: list[str]) -> int:
                 file=sys.stderr,
             )
             return 2
+    # one run at a time in a scratch directory: each copies tests/ beside the mutants
+    lock = open(work / "again.lock", "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"another make mutate-again runs in {work}; wait for it", file=sys.stderr)
+        return 2
     names = _names(work, os.environ["MUTANTS"], os.environ.get("ALL") == "1")
     if not names:
         print("no mutant matches", file=sys.stderr)
