@@ -488,6 +488,7 @@ def test_the_session_a_message_is_about(m: ModuleType) -> None:
     assert rpc.session_of("s/told", "notification", Params()) == "s2"
     assert rpc.session_of("s/told", "notification", object()) is None
     assert rpc.session_of("s/told", "notification", {"session_id": "s3"}) == "s3"
+    assert rpc.session_of("s/none", "request", Params()) is None  # typed params, no session member
 
 
 def test_an_rpc_keeps_what_it_is_made_with(m: ModuleType) -> None:
@@ -571,3 +572,31 @@ def test_an_answer_shaped_almost_like_the_usual_one(m: ModuleType, frame: dict[s
     with pytest.raises(sys.modules[m.__package__].FrameError) as caught:
         m.RPC.parse(line(frame), side="agent", method_of=lambda _: "initialize")
     assert (caught.value.message, caught.value.data, caught.value.answer) == (message, data, False)
+
+
+_UNMATCHED = "a response without a usable id answers no request"
+
+
+@pytest.mark.parametrize(
+    ("frame", "whole"),
+    [
+        (
+            {"jsonrpc": "2.0", "error": {"code": 1, "message": "m"}},
+            (-32600, "Unmatched response", {"reason": _UNMATCHED, "id": None, "error": {"code": 1, "message": "m"}}, False, False, None),
+        ),
+        (
+            {"jsonrpc": "2.0", "id": [1], "error": {"code": 2, "message": "n"}},
+            (-32600, "Unmatched response", {"reason": _UNMATCHED, "id": [1], "error": {"code": 2, "message": "n"}}, False, False, None),
+        ),
+        ({"jsonrpc": "2.0", "result": 5}, (-32600, "Unmatched response", {"reason": _UNMATCHED, "id": None, "error": None}, False, False, None)),
+        ({"jsonrpc": "2.0"}, (-32600, "Invalid request", "no method and no valid id", True, True, None)),
+        ({"jsonrpc": "2.0", "id": {"a": 1}}, (-32600, "Invalid request", "no method and no valid id", True, True, None)),
+        ({"jsonrpc": "1.0", "id": 3, "result": {}}, (-32600, "Invalid request", "jsonrpc must be '2.0'", False, True, 3)),
+        ({"jsonrpc": "2.0", "id": 4}, (-32600, "Invalid request", "no method, no result and no error", True, False, 4)),
+    ],
+)
+def test_frames_without_a_method_are_judged_in_full(m: ModuleType, frame: dict[str, Any], whole: tuple[Any, ...]) -> None:
+    with pytest.raises(sys.modules[m.__package__].FrameError) as caught:
+        m.RPC.parse(line(frame), side="agent", method_of=lambda _: "initialize")
+    e = caught.value
+    assert (e.code, e.message, e.data, e.answer, e.call, e.id) == whole
