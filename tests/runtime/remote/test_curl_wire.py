@@ -254,14 +254,23 @@ def test_a_stream_read_when_its_wire_closes_fails() -> None:
     run(main(), 30)
 
 
-async def _held_events(scope: Any, receive: Any, send: Any) -> None:
-    """One event, then the stream held open until the client leaves."""
-    if scope["type"] != "http":
-        return
-    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
-    await send({"type": "http.response.body", "body": b"data: 1\n\n", "more_body": True})
-    while (await receive())["type"] != "http.disconnect":
-        pass
+def _held_stream(first: bytes) -> Any:
+    """An event stream app: ``first`` sent, then the stream held open until the client
+    leaves."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+        await send({"type": "http.response.body", "body": first, "more_body": True})
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    return app
+
+
+#: one event, then held open
+_held_events = _held_stream(b"data: 1\n\n")
 
 
 def test_a_post_not_answered_fails_within_its_bound_and_one_stopped_says_so() -> None:
@@ -488,14 +497,8 @@ def test_requests_after_the_servers_keepalive_do_not_fail_on_a_closed_connection
     run(main(), 60)
 
 
-async def _held(scope: Any, receive: Any, send: Any) -> None:
-    """An event stream held open (headers, one comment) until the client leaves."""
-    if scope["type"] != "http":
-        return
-    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
-    await send({"type": "http.response.body", "body": b": open\n\n", "more_body": True})
-    while (await receive())["type"] != "http.disconnect":
-        pass
+#: headers and one comment, then held open
+_held = _held_stream(b": open\n\n")
 
 
 def test_more_streams_at_once_than_the_server_allows_a_connection_all_open() -> None:
