@@ -54,6 +54,7 @@ _PIP: Final = {
     "uvicorn": "uvicorn",
     "sse_starlette": "sse-starlette",
     "hypercorn": "hypercorn",
+    "h2": "h2",  # Hypercorn's, imported by the HTTP/2 mend (need("h2.events", "http2"))
     "httpx": "httpx",
     "httpx_sse": "httpx-sse",
     "aiohttp": "aiohttp",

@@ -197,6 +197,12 @@ def test_a_missing_library_says_what_to_install(monkeypatch: pytest.MonkeyPatch)
         "the ACP remote transport (server) needs the Python package 'sse-starlette', which is not installed:"
         " pip install 'starlette' 'uvicorn' 'sse-starlette' 'websockets'"
     )
+    monkeypatch.setitem(sys.modules, "h2.events", None)  # Hypercorn's, for the HTTP/2 mend
+    with pytest.raises(_remote.RemoteDependencyError) as caught:
+        _remote.need("h2.events", "http2")
+    assert str(caught.value) == (
+        "the ACP remote transport (http2) needs the Python package 'h2', which is not installed: pip install 'hypercorn'"
+    )
 
 
 def test_refusals_and_closes_say_why() -> None:
