@@ -79,6 +79,7 @@ PACKAGES: dict[str, list[str]] = {
         "tests/runtime/test_runtime_typeddict.py",
         "tests/runtime/test_dataclass_specs.py",
         "tests/runtime/test_runtime_dataclasses.py",
+        "tests/runtime/remote/test_remote_client.py",
     ],
 }
 COPIED = ("acpgen", "templates", "schemas", "tests")
