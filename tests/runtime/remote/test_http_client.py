@@ -798,7 +798,6 @@ def test_a_session_stream_that_ends_is_opened_again_with_pauses_that_double(
         while not ch._ended:
             await sleep(0)
         assert pauses == [0.0, 0.1, 0.2, 0.4]
-        assert not ch._box.closed or True
         with pytest.raises(
             ChannelClosedError,
             match="^session s1's event stream was refused: HTTP 404: gone$",
@@ -893,15 +892,13 @@ def test_a_full_queue_holds_the_streams_back() -> None:
 
 def test_close_deletes_the_connection_and_ends_everything() -> None:
     async def main() -> None:
-        wire = FakeWire(
-            initialized(set_cookie := "c-2"), answer(202, set_cookies=("lb=b",))
-        )
+        wire = FakeWire(initialized("c-2"), answer(202, set_cookies=("lb=b",)))
         ch = channel(wire, headers={"authorization": "Bearer t"})
         await ch.send(INIT)
         await ch.send(
             b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}'
         )
-        assert set_cookie == ch.cid
+        assert ch.cid == "c-2"
         await ch.aclose()
         assert wire.deletes == [
             (
@@ -958,7 +955,6 @@ def test_close_is_bounded_and_survives_a_failing_delete(
         assert _http_client.DELETE_TIMEOUT == 0.05
 
     go(main())
-    assert _http_client.DELETE_TIMEOUT == 2.0 or True
 
 
 def test_a_cancelled_sender_leaves_its_post_whole() -> None:
@@ -1253,7 +1249,7 @@ def test_a_session_stream_that_fails_before_its_status_is_opened_again() -> None
         wire.given["s1"][0].feed(None)  # it ends; opened again, that fails; again
         while len(wire.given["s1"]) < 3:
             await asyncio.sleep(0.01)
-        assert [g[2] for g in wire.gets] == [None, "s1", "s1", "s1"][: len(wire.gets)]
+        assert [g[2] for g in wire.gets] == [None, "s1", "s1", "s1"]
         assert len(wire.given[None]) == 1
         await ch.aclose()
 
