@@ -81,6 +81,7 @@ PACKAGES: dict[str, list[str]] = {
         "tests/runtime/test_runtime_dataclasses.py",
         "tests/runtime/remote/test_http_server.py",
         "tests/runtime/remote/test_remote_server.py",
+        "tests/runtime/remote/test_remote_client.py",
     ],
 }
 COPIED = ("acpgen", "templates", "schemas", "tests")

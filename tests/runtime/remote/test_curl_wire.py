@@ -561,3 +561,76 @@ def test_a_stream_never_answered_fails_within_the_bound() -> None:
 
     run(main(), 30)
 
+
+
+def test_a_post_failing_after_exactly_the_body_limit_says_why_it_failed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An answer that stops after exactly ``MAX_BODY`` bytes (not over it) and then
+    times out fails for its time-out, not for its size."""
+
+    async def stalled(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send(
+            {"type": "http.response.body", "body": b"x" * 4096, "more_body": True}
+        )
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    monkeypatch.setattr(_curl_wire, "MAX_BODY", 4096)
+
+    async def main() -> None:
+        async with served(stalled, http2=True) as base:
+            wire = CurlWire(5.0, 0.5, secure=False)
+            try:
+                with pytest.raises(WireError) as failed:
+                    await wire.post(base + "/acp", b"{}", {})
+                assert "timed out" in str(failed.value) and "over" not in str(
+                    failed.value
+                )
+            finally:
+                await wire.aclose()
+
+    run(main(), 30)
+
+
+def test_a_refusal_whose_transfer_curl_paused_is_read_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stream refused with a body of more than ``HOLD`` chunks, read only once curl has
+    paused its transfer (the reader late after the headers): the transfer is resumed and
+    the body read in full."""
+    big = b"z" * 1_000_000
+    paused: list[bool] = []
+    head, whole = _curl_wire._Transfer.head, _curl_wire._Transfer.whole
+
+    async def late_head(self: Any) -> Any:
+        answer = await head(self)
+        for _ in range(100):  # until curl has paused it (HOLD chunks held)
+            if self._paused:
+                break
+            await asyncio.sleep(0.02)
+        return answer
+
+    async def noted_whole(self: Any) -> Any:
+        paused.append(self._paused)
+        return await whole(self)
+
+    monkeypatch.setattr(_curl_wire._Transfer, "head", late_head)
+    monkeypatch.setattr(_curl_wire._Transfer, "whole", noted_whole)
+
+    async def main() -> None:
+        async with served(
+            _recording([], status=404, body=big, kind=b"text/plain"), http2=True
+        ) as base:
+            wire = _wire()
+            try:
+                async with wire.stream(base + "/acp", {}, None) as stream:
+                    assert (stream.answer.status, stream.answer.body) == (404, big)
+            finally:
+                await wire.aclose()
+
+    run(main(), 30)
+    assert paused == [True]
