@@ -569,14 +569,17 @@ def test_the_connections_logger_gets_the_version_chosen(
 def test_the_chosen_version_serves_the_methods_of_its_side(
     both: dict[int, ModuleType],
 ) -> None:
-    """Once the version is chosen, a request goes to the handler of the method as this
-    side implements it (here a method both sides declare, each with its own handler)."""
+    """The initialize that chooses the version is read as this side's method, and once the
+    version is chosen a request goes to the handler of the method as this side implements
+    it (here methods both sides declare: the other side's spec comes first, with other
+    params or another handler)."""
     pkg = sys.modules[both[1].__package__]
     base = both[1].RPC.spec("session/new")
     theirs = base._replace(method="x/same", side="client", handler="client_same")
     ours = base._replace(method="x/same", side="agent", handler="agent_same")
+    init_theirs = both[1].RPC.spec("initialize")._replace(side="client", params=base.params)
     rpc = type(both[1].RPC)(
-        (theirs, *both[1].RPC.methods, ours),
+        (init_theirs, theirs, *both[1].RPC.methods, ours),
         both[1].RPC.codec,
         both[1].RPC.error_type,
         version=1,
