@@ -97,6 +97,13 @@ def test_responses_are_typed_by_the_request_they_answer(m: ModuleType) -> None:
     assert m.RPC.to_json(err) == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32099, "message": "custom", "data": [1]}}
 
 
+def test_a_typed_answer_keeps_its_id_and_method(m: ModuleType) -> None:
+    for rid in (7, "r", None):
+        got = m.RPC.parse({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}}, method_of=lambda i: "session/prompt")
+        assert (type(got).__name__, got.id, got.method) == ("Response", rid, "session/prompt")
+        assert m.RPC.codec.dump(got.result) == {"stopReason": "end_turn"}
+
+
 def test_an_invalid_result_says_what_is_wrong_with_it(m: ModuleType) -> None:
     package = sys.modules[m.__package__]
     result = {"stopReason": 1}
