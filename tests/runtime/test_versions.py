@@ -679,3 +679,35 @@ def test_what_the_agent_ignores_or_refuses_before_initialize_is_logged(
         "WARNING",
         "initialize: no protocol version at or below 0 is spoken by the other side (it speaks 1, 2)",
     ) in records
+
+
+def test_a_module_without_a_protocol_version_is_not_added(both: dict[int, ModuleType]) -> None:
+    pkg = sys.modules[both[1].__package__]
+    rpc = type(both[1].RPC)(both[1].RPC.methods, both[1].RPC.codec, both[1].RPC.error_type)
+    with pytest.raises(ValueError) as error:
+        pkg.Versions().add(rpc, lambda conn: None)
+    assert str(error.value) == "this module's schema declares no protocol version"
+
+
+def test_a_request_given_up_is_cancelled_in_the_version_chosen(both: dict[int, ModuleType]) -> None:
+    """Before the answer to initialize and after the version is chosen, a request given up
+    sends ``$/cancel_request`` naming it, as the version in use has it."""
+
+    async def scenario() -> None:
+        conn, peer, asking, offer = await _asking_client(both, [])
+        early = asyncio.create_task(conn.request("_vendor/early", {}))
+        asked = await asyncio.wait_for(peer.recv(), 5)
+        early.cancel()
+        cancel = await asyncio.wait_for(peer.recv(), 5)
+        assert cancel == {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": asked["id"]}}
+        await peer.send({"jsonrpc": "2.0", "id": offer["id"], "result": {"protocolVersion": 1}})
+        await asyncio.wait_for(asking, 5)
+        assert conn.version == 1
+        probe = asyncio.create_task(conn.request("_vendor/probe", {}))
+        asked = await asyncio.wait_for(peer.recv(), 5)
+        probe.cancel()
+        cancel = await asyncio.wait_for(peer.recv(), 5)
+        assert cancel == {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": asked["id"]}}
+        await conn.close()
+
+    run(scenario())
