@@ -292,12 +292,13 @@ def test_without_an_error_def_an_error_object_needs_a_code_and_a_message(
     with pytest.raises(sys.modules[m.__package__].FrameError) as caught:
         rpc.parse({"jsonrpc": "2.0", "id": 5, "error": body})
     e = caught.value
-    assert (e.code, e.message, e.data, e.answer, e.call) == (
+    assert (e.code, e.message, e.data, e.answer, e.call, e.id) == (
         -32600,
         "Invalid error object",
         "expected code and message",
         False,
         True,
+        5,
     )
 
 
@@ -324,6 +325,37 @@ def test_without_an_error_def_an_error_object_is_kept_as_json(m: ModuleType) -> 
         "code": -7,
         "message": "q",
     }
+
+
+def test_without_an_error_def_a_broken_error_object_fails_the_request_it_answers(m: ModuleType) -> None:
+    """An answer to one of our requests whose error object has no integer ``code`` and
+    string ``message`` fails that request with :class:`InvalidResultError`, as it does
+    with an ``Error`` def, instead of leaving it waiting: the error keeps the answer's id."""
+    rpc = type(m.RPC)(m.RPC.methods, m.RPC.codec, None)
+    package = sys.modules[m.__package__]
+    with pytest.raises(package.FrameError) as caught:
+        rpc.parse({"jsonrpc": "2.0", "id": 5, "error": {"code": "x"}})
+    assert caught.value.id == 5
+
+    async def scenario() -> Any:
+        a, b = socket.socketpair()
+        reader, writer = await asyncio.open_connection(sock=a)
+        peer_r, peer_w = await asyncio.open_connection(sock=b)
+        conn = rpc.connect("agent", reader, writer)
+        serving = asyncio.create_task(conn.serve(Handler(m)))
+        asked = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}))
+        sent = json.loads(await peer_r.readline())
+        peer_w.write(line({"jsonrpc": "2.0", "id": sent["id"], "error": {"code": "x", "message": "m"}}))
+        await peer_w.drain()
+        with pytest.raises(package.InvalidResultError) as err:
+            await asyncio.wait_for(asked, 10)
+        peer_w.close()
+        await serving
+        return sent["id"], err.value
+
+    rid, error = asyncio.run(scenario())
+    assert (error.method, error.id) == ("fs/read_text_file", rid)
+    assert str(error.detail).startswith("Invalid error object"), error.detail
 
 
 _CALLS_JUDGED = [

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 104dbbcea872787485bd6c0465bc777c252a4a502d6b060ac60cf0387b869727
+# input-hash: 2b15cbfc356976a481bd6fef002809c5a16107600c248414f3410d03d5536b51
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 79b169796a1ae7f60891d6b04e649567420e1df2a868675e6b02eeb66c883464
+# input-hash: 0e978b49ed65419153301163e48f0ad3703bf1e0b4c55ae6d7b08805a8e6fec9
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (

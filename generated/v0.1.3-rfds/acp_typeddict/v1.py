@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 135618a9f4ef7ce35ab459d9f493d3beff2b867e17ba8d30fb80bc6227606ec1
+# input-hash: 3ff22c90ac57d805cc23700c8fcb63b69b07f0db36b64a50b69cd23e89ffa115
 """ACP v1 stable bindings (TypedDict: keys exactly as on the wire)."""
 
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias, cast
