@@ -547,6 +547,28 @@ def test_params_nested_too_deeply_are_invalid_params(m: ModuleType) -> None:
         assert (e.code, e.message, e.data, e.answer, e.call, e.id) == whole
 
 
+def test_absent_params_are_loaded_as_null(m: ModuleType) -> None:
+    """A call without params has its params type loaded from ``null`` (what the codec
+    makes of it is the method's params), as one with ``"params": null`` does."""
+    import copy
+
+    codec = copy.copy(m.RPC.codec)
+    loaded: list[Any] = []
+
+    def load(kind: Any, value: Any) -> Any:
+        loaded.append((kind, value))
+        return "made"
+
+    codec.load = load
+    codec.frame_reader = lambda table: None
+    rpc = type(m.RPC)(m.RPC.methods, codec, m.RPC.error_type)
+    close = rpc.spec("session/close").params
+    for frame in ({"jsonrpc": "2.0", "id": 1, "method": "session/close"}, {"jsonrpc": "2.0", "id": 1, "method": "session/close", "params": None}):
+        got = rpc.parse(frame, side="agent")
+        assert (type(got).__name__, got.id, got.method, got.params) == ("Request", 1, "session/close", "made")
+        assert loaded.pop() == (close, None) and not loaded
+
+
 def test_calls_of_methods_without_a_params_type_or_unknown_keep_their_params(
     m: ModuleType,
 ) -> None:
