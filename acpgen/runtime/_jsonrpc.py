@@ -254,7 +254,7 @@ class Rpc:
                 )
             if has_error:
                 try:
-                    error = self._load_error(data["error"])
+                    error = self._load_error(data["error"], rid)
                 except self.codec.errors as exc:
                     raise FrameError(
                         INVALID_REQUEST,
@@ -276,9 +276,10 @@ class Rpc:
             ) from None
         return Response(rid, result, method)
 
-    def _load_error(self, body: Any) -> Any:
+    def _load_error(self, body: Any, rid: Id = None) -> Any:
         """The typed ``Error``; a release without an ``Error`` def gets the JSON-RPC error
-        object as parsed JSON, checked for its ``code`` and ``message``."""
+        object as parsed JSON, checked for its ``code`` and ``message`` (``rid``: the id of
+        the answer it is read from, which the error raised keeps)."""
         if self.error_type is not None:
             return self.codec.load(self.error_type, body)
         if (
@@ -290,6 +291,7 @@ class Rpc:
                 INVALID_REQUEST,
                 "Invalid error object",
                 "expected code and message",
+                id=rid,
                 answer=False,
             )
         return body

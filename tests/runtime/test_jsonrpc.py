@@ -6,6 +6,7 @@ bad frames, and a connection over a local socket pair that keeps serving."""
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import socket
 import sys
@@ -94,6 +95,657 @@ def test_responses_are_typed_by_the_request_they_answer(m: ModuleType) -> None:
     err = m.RPC.parse({"jsonrpc": "2.0", "id": 1, "error": {"code": -32099, "message": "custom", "data": [1]}})
     assert type(err).__name__ == "ErrorResponse"
     assert m.RPC.to_json(err) == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32099, "message": "custom", "data": [1]}}
+
+
+def test_a_typed_answer_keeps_its_id_and_method(m: ModuleType) -> None:
+    for rid in (7, "r", None):
+        got = m.RPC.parse({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}}, method_of=lambda i: "session/prompt")
+        assert (type(got).__name__, got.id, got.method) == ("Response", rid, "session/prompt")
+        assert m.RPC.codec.dump(got.result) == {"stopReason": "end_turn"}
+
+
+def test_an_invalid_result_says_what_is_wrong_with_it(m: ModuleType) -> None:
+    package = sys.modules[m.__package__]
+    result = {"stopReason": 1}
+    with pytest.raises(package.InvalidResultError) as bad:
+        m.RPC.parse(
+            {"jsonrpc": "2.0", "id": "p", "result": result},
+            method_of=lambda i: "session/prompt",
+        )
+    e = bad.value
+    assert (e.method, e.id, e.raw) == ("session/prompt", "p", result)
+    assert (
+        e.detail == _described(m, m.RPC, m.PromptResponse, result)
+        and e.detail is not None
+    )
+
+
+def test_an_answer_without_a_result_type_keeps_its_method(m: ModuleType) -> None:
+    """An answer to a request whose method has no result type here (an extension method,
+    one this module does not know, one whose spec has none) keeps its result as received,
+    named by that method."""
+    free = spec_of(m, "x/free", "agent")._replace(result=None)
+    rpc = type(m.RPC)((*m.RPC.methods, free), m.RPC.codec, m.RPC.error_type)
+    asked: list[Any] = []
+
+    def method_of(rid: Any) -> str:
+        asked.append(rid)
+        return {1: "_x/y", "two": "x/free", 3: "session/bogus"}[rid]
+
+    for rid, method in ((1, "_x/y"), ("two", "x/free"), (3, "session/bogus")):
+        got = rpc.parse(
+            {"jsonrpc": "2.0", "id": rid, "result": {"a": [rid]}}, method_of=method_of
+        )
+        assert (type(got).__name__, got.id, got.result, got.method) == (
+            "Response",
+            rid,
+            {"a": [rid]},
+            method,
+        )
+    assert asked == [1, "two", 3]
+
+
+def test_the_constructors_of_connections_hand_on_every_argument(
+    m: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``connect``, ``over``, ``asgi_app``, ``connect_url``, ``stdio`` and ``spawn`` hand
+    the module's ``Rpc``, their arguments and their defaults on to the transport that makes
+    the connection (stood in for here, each recording what it was given)."""
+    package = m.__package__
+    calls: list[tuple[Any, ...]] = []
+
+    def record(name: str) -> Any:
+        def made(*args: Any, **kwargs: Any) -> Any:
+            calls.append((name, args, kwargs))
+            return name
+
+        return made
+
+    def arecord(name: str) -> Any:
+        async def made(*args: Any, **kwargs: Any) -> Any:
+            return record(name)(*args, **kwargs)
+
+        return made
+
+    monkeypatch.setattr(
+        importlib.import_module(f"{package}._connection"),
+        "Connection",
+        record("Connection"),
+    )
+    transports = importlib.import_module(f"{package}._transports")
+    monkeypatch.setattr(transports, "channel_connection", record("channel_connection"))
+    monkeypatch.setattr(transports, "stdio_connection", arecord("stdio_connection"))
+    monkeypatch.setattr(transports, "spawn_connection", arecord("spawn_connection"))
+    monkeypatch.setattr(
+        importlib.import_module(f"{package}._remote_server"),
+        "asgi_app",
+        record("asgi_app"),
+    )
+    monkeypatch.setattr(
+        importlib.import_module(f"{package}._remote_client"),
+        "connect_url",
+        arecord("connect_url"),
+    )
+    rpc, reader, writer, channel, serve = m.RPC, object(), object(), object(), object()
+    stderr, env = object(), {"A": "1"}
+
+    async def every() -> list[Any]:
+        return [
+            rpc.connect("agent", reader, writer, max_line=7),
+            rpc.over("client", channel, max_line=8),
+            rpc.asgi_app(serve, idle_timeout=9),
+            await rpc.connect_url("ws://h/acp", http2=True),
+            await rpc.stdio("agent", max_line=10),
+            await rpc.spawn("prog", "a", "b"),
+            await rpc.spawn(
+                "prog",
+                side="agent",
+                env=env,
+                cwd="/w",
+                stderr=stderr,
+                start_new_session=False,
+                max_line=11,
+            ),
+        ]
+
+    made = asyncio.run(every())
+    assert made == [c[0] for c in calls]
+    assert calls == [
+        ("Connection", (rpc, "agent", reader, writer), {"max_line": 7}),
+        ("channel_connection", (rpc, "client", channel), {"max_line": 8}),
+        ("asgi_app", (rpc, serve), {"idle_timeout": 9}),
+        ("connect_url", (rpc, "ws://h/acp"), {"http2": True}),
+        ("stdio_connection", (rpc, "agent"), {"max_line": 10}),
+        (
+            "spawn_connection",
+            (rpc, "client", "prog", "a", "b"),
+            {"env": None, "cwd": None, "stderr": None, "start_new_session": True},
+        ),
+        (
+            "spawn_connection",
+            (rpc, "agent", "prog"),
+            {
+                "env": env,
+                "cwd": "/w",
+                "stderr": stderr,
+                "start_new_session": False,
+                "max_line": 11,
+            },
+        ),
+    ]
+
+
+def _frame_error(m: ModuleType, frame: Any, **kwargs: Any) -> tuple[Any, ...]:
+    """The whole ``FrameError`` ``frame`` raises: code, message, data, answer, call, id."""
+    with pytest.raises(sys.modules[m.__package__].FrameError) as caught:
+        m.RPC.parse(frame, **kwargs)
+    e = caught.value
+    return (e.code, e.message, e.data, e.answer, e.call, e.id)
+
+
+def _described(m: ModuleType, rpc: Any, kind: Any, value: Any) -> Any:
+    """What the codec says of ``value`` not being a ``kind``."""
+    with pytest.raises(rpc.codec.errors) as caught:
+        rpc.codec.load(kind, value)
+    return rpc.codec.describe(caught.value)
+
+
+def test_an_error_object_the_error_def_rejects_is_judged_in_full(m: ModuleType) -> None:
+    body = {"code": "x", "message": "m"}
+    frame = {"jsonrpc": "2.0", "id": 5, "error": body}
+    whole = (
+        -32600,
+        "Invalid error object",
+        _described(m, m.RPC, m.RPC.error_type, body),
+        False,
+        True,
+        5,
+    )
+    assert _frame_error(m, frame, side="agent") == whole
+    assert _frame_error(m, line(frame), side="agent") == whole
+    got = m.RPC.parse(
+        {"jsonrpc": "2.0", "id": "r", "error": {"code": -1, "message": "m"}}
+    )
+    assert got.id == "r" and m.RPC.codec.dump(got.error) == {"code": -1, "message": "m"}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        [1],
+        "e",
+        {"message": "m"},
+        {"code": "1", "message": "m"},
+        {"code": 1.0, "message": "m"},
+        {"code": True, "message": "m"},
+        {"code": 1},
+        {"code": 1, "message": 5},
+        {"CODE": 1, "MESSAGE": "m"},
+    ],
+)
+def test_without_an_error_def_an_error_object_needs_a_code_and_a_message(
+    m: ModuleType, body: Any
+) -> None:
+    """A release without an ``Error`` def reads an error object as parsed JSON, checked
+    for an integer ``code`` and a string ``message``."""
+    rpc = type(m.RPC)(m.RPC.methods, m.RPC.codec, None)
+    with pytest.raises(sys.modules[m.__package__].FrameError) as caught:
+        rpc.parse({"jsonrpc": "2.0", "id": 5, "error": body})
+    e = caught.value
+    assert (e.code, e.message, e.data, e.answer, e.call, e.id) == (
+        -32600,
+        "Invalid error object",
+        "expected code and message",
+        False,
+        True,
+        5,
+    )
+
+
+def test_without_an_error_def_an_error_object_is_kept_as_json(m: ModuleType) -> None:
+    rpc = type(m.RPC)(m.RPC.methods, m.RPC.codec, None)
+    body = {"code": -3, "message": "m", "data": {"k": [1]}}
+    got = rpc.parse({"jsonrpc": "2.0", "id": 5, "error": body})
+    assert (type(got).__name__, got.id, got.error) == ("ErrorResponse", 5, body)
+    built = rpc.error(6, -4, "n", {"k": 2})
+    assert (type(built).__name__, built.id, built.error) == (
+        "ErrorResponse",
+        6,
+        {"code": -4, "message": "n", "data": {"k": 2}},
+    )
+    assert rpc.error("i", -5, "o").error == {"code": -5, "message": "o"}
+    assert rpc.error(None, -5, "o", 0).error == {"code": -5, "message": "o", "data": 0}
+    typed = m.RPC.error(7, -6, "p", [3])
+    assert typed.id == 7 and m.RPC.codec.dump(typed.error) == {
+        "code": -6,
+        "message": "p",
+        "data": [3],
+    }
+    assert m.RPC.codec.dump(m.RPC.error(8, -7, "q").error) == {
+        "code": -7,
+        "message": "q",
+    }
+
+
+def test_without_an_error_def_a_broken_error_object_fails_the_request_it_answers(m: ModuleType) -> None:
+    """An answer to one of our requests whose error object has no integer ``code`` and
+    string ``message`` fails that request with :class:`InvalidResultError`, as it does
+    with an ``Error`` def, instead of leaving it waiting: the error keeps the answer's id."""
+    rpc = type(m.RPC)(m.RPC.methods, m.RPC.codec, None)
+    package = sys.modules[m.__package__]
+    with pytest.raises(package.FrameError) as caught:
+        rpc.parse({"jsonrpc": "2.0", "id": 5, "error": {"code": "x"}})
+    assert caught.value.id == 5
+
+    async def scenario() -> Any:
+        a, b = socket.socketpair()
+        reader, writer = await asyncio.open_connection(sock=a)
+        peer_r, peer_w = await asyncio.open_connection(sock=b)
+        conn = rpc.connect("agent", reader, writer)
+        serving = asyncio.create_task(conn.serve(Handler(m)))
+        asked = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}))
+        sent = json.loads(await peer_r.readline())
+        peer_w.write(line({"jsonrpc": "2.0", "id": sent["id"], "error": {"code": "x", "message": "m"}}))
+        await peer_w.drain()
+        with pytest.raises(package.InvalidResultError) as err:
+            await asyncio.wait_for(asked, 10)
+        peer_w.close()
+        await serving
+        return sent["id"], err.value
+
+    rid, error = asyncio.run(scenario())
+    assert (error.method, error.id) == ("fs/read_text_file", rid)
+    assert str(error.detail).startswith("Invalid error object"), error.detail
+
+
+_CALLS_JUDGED = [
+    (
+        {"jsonrpc": "2.0", "id": [1], "method": "initialize"},
+        (
+            -32600,
+            "Invalid request",
+            "id must be a string, a number or null",
+            True,
+            True,
+            None,
+        ),
+    ),
+    (
+        {"jsonrpc": "2.0", "id": {"a": 1}, "method": "session/cancel"},
+        (
+            -32600,
+            "Invalid request",
+            "id must be a string, a number or null",
+            True,
+            True,
+            None,
+        ),
+    ),
+    (
+        {
+            "jsonrpc": "1.0",
+            "id": 3,
+            "method": "initialize",
+            "params": {"protocolVersion": 1},
+        },
+        (-32600, "Invalid request", "jsonrpc must be '2.0'", True, True, 3),
+    ),
+    (
+        {"id": "t", "method": "initialize", "params": {"protocolVersion": 1}},
+        (-32600, "Invalid request", "jsonrpc must be '2.0'", True, True, "t"),
+    ),
+    (
+        {"jsonrpc": "1.0", "method": "session/cancel", "params": {"sessionId": "s"}},
+        (-32600, "Invalid request", "jsonrpc must be '2.0'", False, True, None),
+    ),
+    (
+        {"jsonrpc": "2.0", "id": 4, "method": 12},
+        (-32600, "Invalid request", "method must be a string", True, True, 4),
+    ),
+    (
+        {"jsonrpc": "2.0", "method": ["x"]},
+        (-32600, "Invalid request", "method must be a string", False, True, None),
+    ),
+    (
+        {"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": "x"},
+        (
+            -32600,
+            "Invalid request",
+            "params must be an object or an array",
+            True,
+            True,
+            4,
+        ),
+    ),
+    (
+        {"jsonrpc": "2.0", "id": 4, "method": "_ext/x", "params": 5},
+        (
+            -32600,
+            "Invalid request",
+            "params must be an object or an array",
+            True,
+            True,
+            4,
+        ),
+    ),
+    (
+        {"jsonrpc": "2.0", "method": "session/cancel", "params": False},
+        (
+            -32600,
+            "Invalid request",
+            "params must be an object or an array",
+            False,
+            True,
+            None,
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("frame", "whole"), _CALLS_JUDGED, ids=range(len(_CALLS_JUDGED))
+)
+def test_calls_are_judged_in_full(
+    m: ModuleType, frame: dict[str, Any], whole: tuple[Any, ...]
+) -> None:
+    """A request or notification that cannot be accepted: its whole error, as parsed JSON
+    and as a line."""
+    assert _frame_error(m, frame, side="agent") == whole
+    assert _frame_error(m, line(frame), side="agent") == whole
+
+
+@pytest.mark.parametrize(
+    ("frame", "kind", "value"),
+    [
+        (
+            {
+                "jsonrpc": "2.0",
+                "id": 9,
+                "method": "session/close",
+                "params": {"sessionId": 1},
+            },
+            "CloseSessionRequest",
+            {"sessionId": 1},
+        ),
+        (
+            {"jsonrpc": "2.0", "id": "n", "method": "session/close", "params": None},
+            "CloseSessionRequest",
+            None,
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 0, "method": "session/close"},
+            "CloseSessionRequest",
+            None,
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 1.5, "method": "session/close", "params": [1]},
+            "CloseSessionRequest",
+            [1],
+        ),
+        (
+            {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": 2}},
+            "CancelNotification",
+            {"sessionId": 2},
+        ),
+        ({"jsonrpc": "2.0", "method": "session/cancel"}, "CancelNotification", None),
+    ],
+)
+def test_invalid_params_are_judged_in_full(
+    m: ModuleType, frame: dict[str, Any], kind: str, value: Any
+) -> None:
+    """Params (absent ones read as null) that are not the method's: -32602 with what the
+    codec says of them, answered for a request (with its id), never for a notification.
+    """
+    request = "id" in frame
+    whole = (
+        -32602,
+        "Invalid params",
+        _described(m, m.RPC, getattr(m, kind), value),
+        request,
+        True,
+        frame.get("id"),
+    )
+    assert _frame_error(m, frame, side="agent") == whole
+    assert _frame_error(m, line(frame), side="agent") == whole
+
+
+def test_params_nested_too_deeply_are_invalid_params(m: ModuleType) -> None:
+    """Params whose validation goes deeper than Python's recursion limit (a codec that
+    recurses, on a deeply nested value): -32602, answered for a request only."""
+    import copy
+
+    codec = copy.copy(m.RPC.codec)
+
+    def load(kind: Any, value: Any) -> Any:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    codec.load = load
+    codec.frame_reader = lambda table: None
+    rpc = type(m.RPC)(m.RPC.methods, codec, m.RPC.error_type)
+    for frame, whole in (
+        (
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "session/close",
+                "params": {"sessionId": "s"},
+            },
+            (-32602, "Invalid params", "nested too deeply", True, True, 2),
+        ),
+        (
+            {
+                "jsonrpc": "2.0",
+                "method": "session/cancel",
+                "params": {"sessionId": "s"},
+            },
+            (-32602, "Invalid params", "nested too deeply", False, True, None),
+        ),
+    ):
+        with pytest.raises(sys.modules[m.__package__].FrameError) as caught:
+            rpc.parse(frame, side="agent")
+        e = caught.value
+        assert (e.code, e.message, e.data, e.answer, e.call, e.id) == whole
+
+
+def test_absent_params_are_loaded_as_null(m: ModuleType) -> None:
+    """A call without params has its params type loaded from ``null`` (what the codec
+    makes of it is the method's params), as one with ``"params": null`` does."""
+    import copy
+
+    codec = copy.copy(m.RPC.codec)
+    loaded: list[Any] = []
+
+    def load(kind: Any, value: Any) -> Any:
+        loaded.append((kind, value))
+        return "made"
+
+    codec.load = load
+    codec.frame_reader = lambda table: None
+    rpc = type(m.RPC)(m.RPC.methods, codec, m.RPC.error_type)
+    close = rpc.spec("session/close").params
+    for frame in ({"jsonrpc": "2.0", "id": 1, "method": "session/close"}, {"jsonrpc": "2.0", "id": 1, "method": "session/close", "params": None}):
+        got = rpc.parse(frame, side="agent")
+        assert (type(got).__name__, got.id, got.method, got.params) == ("Request", 1, "session/close", "made")
+        assert loaded.pop() == (close, None) and not loaded
+
+
+def test_calls_of_methods_without_a_params_type_or_unknown_keep_their_params(
+    m: ModuleType,
+) -> None:
+    """A method whose spec has no params type keeps the params as received (absent: None);
+    an unknown method is a ``MethodNotFound`` holding its id, method, params and kind;
+    an extension method keeps its params."""
+    free = spec_of(m, "x/free", "agent")._replace(params=None)
+    told = spec_of(m, "x/told", "agent", "notification")._replace(params=None)
+    rpc = type(m.RPC)((*m.RPC.methods, free, told), m.RPC.codec, m.RPC.error_type)
+
+    def got(frame: dict[str, Any]) -> tuple[Any, ...]:
+        value = rpc.parse(frame, side="agent")
+        kind = type(value).__name__
+        if kind == "MethodNotFound":
+            return (kind, value.id, value.method, value.params, value.request)
+        if kind == "Request":
+            return (kind, value.id, value.method, value.params)
+        return (kind, value.method, value.params)
+
+    call = {"jsonrpc": "2.0", "id": 3}
+    note = {"jsonrpc": "2.0"}
+    assert got({**call, "method": "x/free", "params": {"a": [1]}}) == (
+        "Request",
+        3,
+        "x/free",
+        {"a": [1]},
+    )
+    assert got({**call, "method": "x/free", "params": [1, 2]}) == (
+        "Request",
+        3,
+        "x/free",
+        [1, 2],
+    )
+    assert got({**call, "method": "x/free"}) == ("Request", 3, "x/free", None)
+    assert got({**call, "method": "x/free", "params": None}) == (
+        "Request",
+        3,
+        "x/free",
+        None,
+    )
+    assert got({**note, "method": "x/told", "params": {"b": 2}}) == (
+        "Notification",
+        "x/told",
+        {"b": 2},
+    )
+    assert got({**note, "method": "x/told"}) == ("Notification", "x/told", None)
+    assert got({**call, "method": "x/told", "params": {"b": 2}}) == (
+        "MethodNotFound",
+        3,
+        "x/told",
+        {"b": 2},
+        True,
+    )
+    assert got({**note, "method": "x/free", "params": {"a": 1}}) == (
+        "MethodNotFound",
+        None,
+        "x/free",
+        {"a": 1},
+        False,
+    )
+    assert got({**note, "method": "x/free"}) == (
+        "MethodNotFound",
+        None,
+        "x/free",
+        None,
+        False,
+    )
+    assert got({**call, "id": None, "method": "y/z", "params": [3]}) == (
+        "MethodNotFound",
+        None,
+        "y/z",
+        [3],
+        True,
+    )
+    assert got({**call, "id": "q", "method": "y/z"}) == (
+        "MethodNotFound",
+        "q",
+        "y/z",
+        None,
+        True,
+    )
+    assert got({**call, "method": "_y/z", "params": [3]}) == ("Request", 3, "_y/z", [3])
+    assert got({**call, "id": None, "method": "_y/z"}) == (
+        "Request",
+        None,
+        "_y/z",
+        None,
+    )
+    assert got({**note, "method": "_y/z", "params": {"c": 1}}) == (
+        "Notification",
+        "_y/z",
+        {"c": 1},
+    )
+    assert got({**note, "method": "_y/z"}) == ("Notification", "_y/z", None)
+    assert got({**note, "method": "y_z"}) == (
+        "MethodNotFound",
+        None,
+        "y_z",
+        None,
+        False,
+    )
+    typed = rpc.parse(
+        {**call, "id": None, "method": "session/close", "params": {"sessionId": "s"}},
+        side="agent",
+    )
+    assert (type(typed).__name__, typed.id, typed.method) == (
+        "Request",
+        None,
+        "session/close",
+    )
+    assert rpc.codec.dump(typed.params) == {"sessionId": "s"}
+    cancel = rpc.parse(
+        {**note, "method": "session/cancel", "params": {"sessionId": "s"}}, side="agent"
+    )
+    assert (type(cancel).__name__, cancel.method, rpc.codec.dump(cancel.params)) == (
+        "Notification",
+        "session/cancel",
+        {"sessionId": "s"},
+    )
+
+
+def test_route_params_types_the_params_its_method_names(m: ModuleType) -> None:
+    rpc = m.RPC
+    close = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "session/close",
+        "params": {"sessionId": "s"},
+    }
+    routed = rpc.route_params(close, "request")
+    assert set(routed) == set(close) and {
+        k: v for k, v in routed.items() if k != "params"
+    } == {"jsonrpc": "2.0", "id": 1, "method": "session/close"}
+    assert rpc.codec.dump(routed["params"]) == {"sessionId": "s"} and close[
+        "params"
+    ] == {"sessionId": "s"}
+    if not isinstance(routed["params"], dict):
+        assert type(routed["params"]) is m.CloseSessionRequest
+    cancel = {
+        "jsonrpc": "2.0",
+        "method": "session/cancel",
+        "params": {"sessionId": "s"},
+    }
+    assert rpc.codec.dump(rpc.route_params(cancel, "notification")["params"]) == {
+        "sessionId": "s"
+    }
+    for same in (
+        [1],
+        "x",
+        None,
+        {**close, "method": 5},
+        {**close, "params": None},
+        {"jsonrpc": "2.0", "id": 1, "method": "session/close"},
+        {**close, "method": "_x/y"},
+    ):
+        assert rpc.route_params(same, "request") is same
+    with pytest.raises(ValueError) as unknown:
+        rpc.route_params({**close, "method": "session/bogus"}, "request")
+    assert str(unknown.value) == "unknown request method 'session/bogus'"
+    with pytest.raises(ValueError) as other:
+        rpc.route_params(close, "notification")
+    assert str(other.value) == "unknown notification method 'session/close'"
+    with pytest.raises(ValueError) as bad:
+        rpc.route_params({**close, "params": {"sessionId": 5}}, "request")
+    assert str(bad.value).startswith("params of 'session/close': ") and len(
+        str(bad.value)
+    ) > len("params of 'session/close': ")
+    free = spec_of(m, "x/free", "agent")._replace(params=None)
+    loose = type(m.RPC)((free,), m.RPC.codec, m.RPC.error_type)
+    plain = {"jsonrpc": "2.0", "id": 1, "method": "x/free", "params": {"any": 1}}
+    assert loose.route_params(plain, "request") is plain
+
+
+def test_encode_refuses_what_is_no_frame(m: ModuleType) -> None:
+    with pytest.raises(TypeError) as caught:
+        m.RPC.encode({"jsonrpc": "2.0"})
+    assert str(caught.value) == "cannot encode dict"
 
 
 @pytest.mark.parametrize(

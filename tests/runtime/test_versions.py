@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import logging
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -500,3 +501,213 @@ def test_versions_are_checked_when_added(both: dict[int, ModuleType]) -> None:
     assert [versions.choose(n) for n in (0, 1, 2, 3, 65535)] == [None, 1, 2, 2, 2]
     with pytest.raises(ValueError, match="added already"):
         versions.add(both[1].RPC, lambda conn: None)
+
+
+async def _logged(records: list[Any], text: str) -> None:
+    """Wait (up to 10 s) for ``text`` among the messages logged."""
+    for _ in range(1000):
+        if any(message == text for _, message in records):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{text!r} not logged: {records}")
+
+
+def _keeping(records: list[Any]) -> logging.Logger:
+    """A logger of its own that keeps (level, message) of everything logged to it."""
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append((record.levelname, record.getMessage()))
+
+    logger = logging.getLogger(f"test_versions.kept.{id(records)}")
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    logger.addHandler(Keep())
+    return logger
+
+
+def test_the_connections_logger_gets_the_version_chosen(
+    both: dict[int, ModuleType],
+) -> None:
+    """What the connection logs before the version is chosen and after (here a
+    notification of a method nobody knows, ignored) goes to the connection's logger, and
+    so does the version chosen, in between."""
+    pkg = sys.modules[both[1].__package__]
+    records: list[Any] = []
+    logger = _keeping(records)
+
+    async def scenario() -> None:
+        reader, writer, peer_r, peer_w = await socket_streams()
+        conn = both[2].RPC.connect("client", reader, writer, logger=logger)
+        conn.start(
+            pkg.Versions()
+            .add(both[1].RPC, lambda c: object())
+            .add(both[2].RPC, lambda c: object())
+        )
+        peer = Peer(peer_r, peer_w)
+        offer = peers.load(both[2], "initialize", {"protocolVersion": 2, "info": INFO})
+        asking = asyncio.create_task(conn.request("initialize", offer))
+        sent = await peer.recv()
+        await peer.send({"jsonrpc": "2.0", "method": "x/before"})
+        await _logged(records, "notification of unknown method 'x/before' ignored")
+        await peer.send(
+            {"jsonrpc": "2.0", "id": sent["id"], "result": {"protocolVersion": 1}}
+        )
+        await asyncio.wait_for(asking, 5)
+        assert conn.version == 1
+        await peer.send({"jsonrpc": "2.0", "method": "x/after"})
+        await _logged(records, "notification of unknown method 'x/after' ignored")
+        await conn.close()
+
+    run(scenario())
+    assert ("DEBUG", "protocol version 1 negotiated") in records
+    assert records.index(("DEBUG", "protocol version 1 negotiated")) < records.index(
+        ("WARNING", "notification of unknown method 'x/after' ignored")
+    )
+
+
+def test_the_chosen_version_serves_the_methods_of_its_side(
+    both: dict[int, ModuleType],
+) -> None:
+    """The initialize that chooses the version is read as this side's method, and once the
+    version is chosen a request goes to the handler of the method as this side implements
+    it (here methods both sides declare: the other side's spec comes first, with other
+    params or another handler)."""
+    pkg = sys.modules[both[1].__package__]
+    base = both[1].RPC.spec("session/new")
+    theirs = base._replace(method="x/same", side="client", handler="client_same")
+    ours = base._replace(method="x/same", side="agent", handler="agent_same")
+    init_theirs = both[1].RPC.spec("initialize")._replace(side="client", params=base.params)
+    rpc = type(both[1].RPC)(
+        (init_theirs, theirs, *both[1].RPC.methods, ours),
+        both[1].RPC.codec,
+        both[1].RPC.error_type,
+        version=1,
+    )
+
+    class Agent:
+        async def initialize(self, params: Any) -> Any:
+            return peers.load(both[1], "initialize", {"protocolVersion": 1}, "result")
+
+        async def agent_same(self, params: Any) -> Any:
+            return peers.load(both[1], "session/new", {"sessionId": "n"}, "result")
+
+    async def scenario() -> None:
+        reader, writer, peer_r, peer_w = await socket_streams()
+        conn = rpc.connect("agent", reader, writer)
+        conn.start(pkg.Versions().add(rpc, lambda c: Agent()))
+        peer = Peer(peer_r, peer_w)
+        await peer.send(init(1, 1))
+        assert (await peer.recv())["result"] == {"protocolVersion": 1}
+        await peer.send(
+            {"jsonrpc": "2.0", "id": 2, "method": "x/same", "params": {"cwd": "/"}}
+        )
+        assert await peer.recv() == {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "result": {"sessionId": "n"},
+        }
+        await conn.close()
+
+    run(scenario())
+
+
+def test_the_handler_of_the_chosen_version_fails_into_the_connections_logger(
+    both: dict[int, ModuleType],
+) -> None:
+    """A handler of the chosen version that raises is answered -32603 and logged to the
+    connection's logger."""
+    pkg = sys.modules[both[1].__package__]
+    records: list[Any] = []
+    logger = _keeping(records)
+
+    class Agent:
+        async def initialize(self, params: Any) -> Any:
+            return peers.load(both[1], "initialize", {"protocolVersion": 1}, "result")
+
+        async def session_new(self, params: Any) -> Any:
+            raise RuntimeError("boom")
+
+    async def scenario() -> None:
+        reader, writer, peer_r, peer_w = await socket_streams()
+        conn = both[2].RPC.connect("agent", reader, writer, logger=logger)
+        conn.start(pkg.Versions().add(both[1].RPC, lambda c: Agent()))
+        peer = Peer(peer_r, peer_w)
+        await peer.send(init(1, 1))
+        assert (await peer.recv())["result"] == {"protocolVersion": 1}
+        await peer.send(
+            {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/"}}
+        )
+        answer = await peer.recv()
+        assert answer["id"] == 2 and answer["error"]["code"] == -32603, answer
+        await _logged(records, "handler of 'session/new' failed")
+        await conn.close()
+
+    run(scenario())
+
+
+def test_what_the_agent_ignores_or_refuses_before_initialize_is_logged(
+    both: dict[int, ModuleType],
+) -> None:
+    """A notification before initialize is logged as ignored, and an initialize asking
+    for a version below every one spoken as refused, to the connection's logger."""
+    records: list[Any] = []
+    logger = _keeping(records)
+    seen: list[Any] = []
+    sent = [
+        {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}},
+        init(1, 0),
+    ]
+
+    async def scenario() -> None:
+        conn, peer = await _raw_agent(both, [], logger=logger, observers=[seen.append])
+        await peer.send(*sent)
+        assert (await peer.recv())["error"]["code"] == -32022
+        await conn.close()
+
+    run(scenario())
+    ins = [t.line for t in seen if t.direction == "in"]
+    assert (
+        all(type(line) is bytes for line in ins)
+        and [json.loads(line) for line in ins] == sent
+    )
+    assert (
+        "WARNING",
+        "notification 'session/cancel' before initialize ignored",
+    ) in records
+    assert (
+        "WARNING",
+        "initialize: no protocol version at or below 0 is spoken by the other side (it speaks 1, 2)",
+    ) in records
+
+
+def test_a_module_without_a_protocol_version_is_not_added(both: dict[int, ModuleType]) -> None:
+    pkg = sys.modules[both[1].__package__]
+    rpc = type(both[1].RPC)(both[1].RPC.methods, both[1].RPC.codec, both[1].RPC.error_type)
+    with pytest.raises(ValueError) as error:
+        pkg.Versions().add(rpc, lambda conn: None)
+    assert str(error.value) == "this module's schema declares no protocol version"
+
+
+def test_a_request_given_up_is_cancelled_in_the_version_chosen(both: dict[int, ModuleType]) -> None:
+    """Before the answer to initialize and after the version is chosen, a request given up
+    sends ``$/cancel_request`` naming it, as the version in use has it."""
+
+    async def scenario() -> None:
+        conn, peer, asking, offer = await _asking_client(both, [])
+        early = asyncio.create_task(conn.request("_vendor/early", {}))
+        asked = await asyncio.wait_for(peer.recv(), 5)
+        early.cancel()
+        cancel = await asyncio.wait_for(peer.recv(), 5)
+        assert cancel == {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": asked["id"]}}
+        await peer.send({"jsonrpc": "2.0", "id": offer["id"], "result": {"protocolVersion": 1}})
+        await asyncio.wait_for(asking, 5)
+        assert conn.version == 1
+        probe = asyncio.create_task(conn.request("_vendor/probe", {}))
+        asked = await asyncio.wait_for(peer.recv(), 5)
+        probe.cancel()
+        cancel = await asyncio.wait_for(peer.recv(), 5)
+        assert cancel == {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": asked["id"]}}
+        await conn.close()
+
+    run(scenario())

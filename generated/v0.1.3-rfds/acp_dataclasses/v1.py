@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: a919d3394d620845723a4e2c9c20a6c34a7345e533bb48649c19fd5b433bd63a
+# input-hash: 47752d2c6a64a8670c622ba19520b7fe8ea888b8b9ec25163ada95e28e62b74d
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations

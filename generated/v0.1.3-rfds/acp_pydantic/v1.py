@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 109724f20b3d46890cb39f8d89bb454875d196e2f5fe5c1e2994535177d8b1f5
+# input-hash: 386109665b9808bdb2f18c76e620b815fcca8448efcc2f155adee5d912e93479
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (
