@@ -1,0 +1,172 @@
+"""The connection's parts that need no peer (acpgen/runtime/_connection.py), on one style
+(they do not depend on it): what a new connection holds before it serves, its defaults,
+the checks of its options with their errors matched whole. Its promises with a peer are
+in ``test_connection.py``, ``test_connection_ends.py`` and ``test_incoming.py``."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from .harness import module, socket_streams
+
+LINE_ERROR = "max_line must be >= 2 and max_in_flight >= 1"
+TIME_ERROR = "drain_timeout and close_grace must be >= 0"
+TYPE_ERROR = "a connection runs over a reader and writer, or a channel"
+
+
+@pytest.fixture(scope="module")
+def m(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    return module("pydantic", tmp_path_factory.mktemp("rpc-pydantic"))
+
+
+def part(m: ModuleType, name: str) -> ModuleType:
+    """The generated package's copy of a runtime module."""
+    return importlib.import_module(f"{m.__package__}.{name}")
+
+
+def on_streams(m: ModuleType, check: Any, **options: Any) -> None:
+    """``check(conn, reader, writer)`` on a new connection over a socket pair."""
+
+    async def scenario() -> None:
+        reader, writer, _, peer_w = await socket_streams()
+        try:
+            check(m.RPC.connect("agent", reader, writer, **options), reader, writer)
+        finally:
+            writer.close()
+            peer_w.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_new_connection_has_the_documented_defaults(m: ModuleType) -> None:
+    connection = part(m, "_connection")
+
+    def check(conn: Any, reader: Any, writer: Any) -> None:
+        assert conn.rpc is m.RPC and conn.side == "agent"
+        assert conn.version == m.RPC.version and conn.version is not None
+        assert conn.channel is None and conn.remote is None
+        assert conn.reader is reader and conn.writer is writer
+        assert conn.log is logging.getLogger(connection.__name__)
+        assert conn.max_line == part(m, "_jsonrpc").DEFAULT_MAX_LINE
+        assert conn.max_in_flight == connection.DEFAULT_MAX_IN_FLIGHT == 64
+        assert conn.drain_timeout == 5.0
+        assert conn.close_grace == connection.CLOSE_GRACE == 2.0
+        assert conn.send_cancel_request is True
+        assert conn.process is None and conn.telemetry is None and conn.router is None
+        assert conn._observers == []
+        assert conn.is_closed is False and conn.close_reason == ""
+        assert conn.returncode is None
+        assert conn._load() == 0 and conn._received == 0 and conn._paused is False
+        assert conn._cancel_spec is not None
+        assert conn._cancel_spec == m.RPC.spec("$/cancel_request", "notification")
+        for name in ("_reader_task", "_closer", "_watcher", "_end_process", "_exited"):
+            assert getattr(conn, name) is None, name
+
+    on_streams(m, check)
+
+
+def test_a_logger_given_is_the_one_used(m: ModuleType) -> None:
+    log = logging.getLogger("test_connection_parts")
+
+    def check(conn: Any, reader: Any, writer: Any) -> None:
+        assert conn.log is log
+
+    on_streams(m, check, logger=log)
+
+
+def test_the_options_given_are_kept(m: ModuleType) -> None:
+    def check(conn: Any, reader: Any, writer: Any) -> None:
+        assert (conn.max_line, conn.max_in_flight) == (2, 1)
+        assert (conn.drain_timeout, conn.close_grace) == (0, 0)
+        assert conn.send_cancel_request is False
+
+    options = dict(max_line=2, max_in_flight=1, drain_timeout=0, close_grace=0)
+    on_streams(m, check, send_cancel_request=False, **options)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"max_line": 2},
+        {"max_in_flight": 1},
+        {"drain_timeout": 0},
+        {"close_grace": 0},
+        {"close_grace": None},
+        {"max_line": 2, "max_in_flight": 1, "drain_timeout": 0, "close_grace": 0},
+    ],
+)
+def test_the_least_values_are_taken(m: ModuleType, options: dict[str, Any]) -> None:
+    def check(conn: Any, reader: Any, writer: Any) -> None:
+        for name, value in options.items():
+            assert getattr(conn, name) == value
+
+    on_streams(m, check, **options)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"max_line": 1}, LINE_ERROR),
+        ({"max_in_flight": 0}, LINE_ERROR),
+        ({"max_line": 1, "max_in_flight": 0}, LINE_ERROR),
+        ({"drain_timeout": -0.5}, TIME_ERROR),
+        ({"close_grace": -0.5}, TIME_ERROR),
+        ({"drain_timeout": -1, "close_grace": -1}, TIME_ERROR),
+    ],
+)
+def test_values_under_the_least_are_refused(
+    m: ModuleType, options: dict[str, Any], message: str
+) -> None:
+    def check(conn: Any, reader: Any, writer: Any) -> None:
+        raise AssertionError("accepted")
+
+    with pytest.raises(ValueError) as caught:
+        on_streams(m, check, **options)
+    assert str(caught.value) == message
+
+
+def test_a_connection_needs_streams_or_a_channel_not_both(m: ModuleType) -> None:
+    channel = part(m, "_channel")
+
+    async def scenario() -> None:
+        with pytest.raises(TypeError) as caught:
+            m.RPC.connect("agent", None, None)
+        assert str(caught.value) == TYPE_ERROR
+        reader, writer, _, peer_w = await socket_streams()
+        a, _ = channel.memory_pair()
+        with pytest.raises(TypeError) as caught:
+            m.RPC.connect("agent", reader, writer, channel=a)
+        assert str(caught.value) == TYPE_ERROR
+        writer.close()
+        peer_w.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_connection_over_a_channel_writes_to_it(m: ModuleType) -> None:
+    channel = part(m, "_channel")
+
+    async def scenario() -> None:
+        a, _ = channel.memory_pair()
+        conn = m.RPC.over("agent", a)
+        assert conn.channel is a and conn.reader is None
+        assert (
+            isinstance(conn.writer, channel.ChannelWriter) and conn.writer.channel is a
+        )
+
+    asyncio.run(scenario())
+
+
+def test_the_process_and_the_telemetry_given_are_kept(m: ModuleType) -> None:
+    process, telemetry = object(), object()
+
+    def check(conn: Any, reader: Any, writer: Any) -> None:
+        assert conn.process is process and conn.telemetry is telemetry
+
+    on_streams(m, check, process=process, telemetry=telemetry)
