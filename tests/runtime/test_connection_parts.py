@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from .harness import module, socket_streams
+from .harness import module, raw_peer, run, socket_streams
 
 LINE_ERROR = "max_line must be >= 2 and max_in_flight >= 1"
 TIME_ERROR = "drain_timeout and close_grace must be >= 0"
@@ -170,3 +170,124 @@ def test_the_process_and_the_telemetry_given_are_kept(m: ModuleType) -> None:
         assert conn.process is process and conn.telemetry is telemetry
 
     on_streams(m, check, process=process, telemetry=telemetry)
+
+
+class Stuck:
+    """A client whose ``session/update`` handler waits until released."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.started = 0
+
+    async def session_update(self, params: Any) -> None:
+        self.started += 1
+        await self.release.wait()
+
+
+def update(text: str) -> dict[str, Any]:
+    params = {"sessionId": "s", "update": {"type": "text", "text": text}}
+    return {"jsonrpc": "2.0", "method": "session/update", "params": params}
+
+
+def test_closing_is_logged_with_its_reason_by_default_this_side(
+    m: ModuleType, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario() -> None:
+        async with raw_peer(m, "client", Stuck()) as (conn, _):
+            await conn.close()
+            assert conn.is_closed is True
+            assert conn.close_reason == "closed by this side"
+
+    caplog.set_level(logging.DEBUG)
+    run(scenario(), timeout=30)
+    assert ["connection closing: closed by this side"] == [
+        r.getMessage()
+        for r in caplog.records
+        if r.getMessage().startswith("connection")
+    ]
+
+
+def test_the_notifications_a_close_could_not_handle_are_counted_in_a_warning(
+    m: ModuleType, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario() -> None:
+        client = Stuck()
+        async with raw_peer(m, "client", client, drain_timeout=0.1) as (conn, peer):
+            await peer.send(update("1"), update("2"), update("3"))
+            while conn._load() < 3:
+                await asyncio.sleep(0.01)
+            await conn.close("enough")
+            assert client.started == 1
+
+    caplog.set_level(logging.WARNING)
+    run(scenario(), timeout=30)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert "2 notifications not handled: the connection closed (enough)" in warnings
+
+
+def test_a_connection_serves_once(m: ModuleType) -> None:
+    async def scenario() -> None:
+        async with raw_peer(m, "client", Stuck()) as (conn, _):
+            with pytest.raises(RuntimeError) as caught:
+                conn.start(Stuck())
+            assert str(caught.value) == "this connection is serving already"
+            await conn.close("done")
+            with pytest.raises(ConnectionError) as closed:
+                conn.start(Stuck())
+            assert type(closed.value).__name__ == "ConnectionClosedError"
+
+    run(scenario(), timeout=30)
+
+
+class Refusing:
+    """A channel whose sends fail with ``error``; nothing comes from it."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+        self.gone = asyncio.Event()
+
+    async def receive(self) -> bytes | None:
+        await self.gone.wait()
+        return None
+
+    async def send(self, message: bytes) -> None:
+        raise self.error
+
+    async def aclose(self) -> None:
+        self.gone.set()
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        ("ChannelClosed:the channel is closed", "the channel is closed"),
+        ("ChannelClosed:", "writing to the peer failed: ChannelClosed()"),
+        (
+            "ConnectionResetError:reset",
+            "writing to the peer failed: ConnectionResetError('reset')",
+        ),
+    ],
+)
+def test_a_failed_send_on_a_channel_gives_its_reason(
+    m: ModuleType, error: str, reason: str
+) -> None:
+    """A transport's own reason (a :class:`ChannelClosed` with a message) stands as it is;
+    any other failure is named."""
+    channel = part(m, "_channel")
+    kind, _, text = error.partition(":")
+    exc = (
+        channel.ChannelClosed(*([text] if text else []))
+        if kind == "ChannelClosed"
+        else ConnectionResetError(text)
+    )
+
+    async def scenario() -> None:
+        conn = m.RPC.over("client", Refusing(exc))
+        conn.start(Stuck())
+        with pytest.raises(ConnectionError) as caught:
+            await conn.notify("session/cancel", {"sessionId": "s"})
+        assert caught.value.reason == reason
+        await asyncio.wait_for(conn.closed, 10)
+        assert conn.close_reason == reason
+
+    run(scenario(), timeout=30)
