@@ -291,3 +291,48 @@ def test_a_failed_send_on_a_channel_gives_its_reason(
         assert conn.close_reason == reason
 
     run(scenario(), timeout=30)
+
+
+def test_a_request_before_serving_fails_after_one_step_of_the_loop_only(
+    m: ModuleType,
+) -> None:
+    """A request made before the connection serves gives a ``serve()`` task created just
+    before it one step to start, no more: serving later does not make it wait for an
+    answer."""
+
+    async def scenario() -> None:
+        async with raw_peer(m, "client", Stuck(), start=False) as (conn, peer):
+            params = {"protocolVersion": 1}
+            asking = asyncio.ensure_future(conn.request("initialize", params))
+            await asyncio.sleep(0.05)
+            conn.start(Stuck())
+            with pytest.raises(ConnectionError) as caught:
+                await asyncio.wait_for(asking, 10)
+            assert str(caught.value).startswith("the connection is not serving")
+
+    run(scenario(), timeout=30)
+
+
+def test_the_handlers_failures_are_logged_on_the_connections_logger(
+    m: ModuleType, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Failing:
+        async def session_update(self, params: Any) -> None:
+            raise ValueError("boom")
+
+    async def scenario() -> None:
+        log = logging.getLogger("test_connection_parts.given")
+        async with raw_peer(m, "client", Failing(), logger=log) as (conn, peer):
+            await peer.send(update("1"))
+            while not any("failed" in r.getMessage() for r in caplog.records):
+                await asyncio.sleep(0.01)
+
+    caplog.set_level(logging.INFO)
+    run(scenario(), timeout=30)
+    failed = [r for r in caplog.records if "failed" in r.getMessage()]
+    assert [(r.name, r.getMessage()) for r in failed] == [
+        (
+            "test_connection_parts.given",
+            "handler of notification 'session/update' failed",
+        )
+    ]
