@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 import logging
 from types import ModuleType
 from typing import Any
@@ -336,3 +337,47 @@ def test_the_handlers_failures_are_logged_on_the_connections_logger(
             "handler of notification 'session/update' failed",
         )
     ]
+
+
+def test_a_connection_over_a_channel_reads_from_it_and_answers(m: ModuleType) -> None:
+    channel = part(m, "_channel")
+
+    class Files:
+        async def fs_read_text_file(self, params: Any) -> Any:
+            return m.RPC.codec.load(m.ReadTextFileResponse, {"content": "x"})
+
+    async def scenario() -> None:
+        a, b = channel.memory_pair()
+        conn = m.RPC.over("client", a)
+        conn.start(Files())
+        params = {"sessionId": "s", "path": "/a"}
+        ask = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "fs/read_text_file",
+            "params": params,
+        }
+        await b.send(json.dumps(ask).encode())
+        answer = json.loads(await asyncio.wait_for(b.receive(), 10))
+        assert answer == {"jsonrpc": "2.0", "id": 1, "result": {"content": "x"}}
+        await conn.close()
+
+    run(scenario(), timeout=30)
+
+
+def test_an_observer_sees_a_frame_written_without_its_newline(m: ModuleType) -> None:
+    seen: list[Any] = []
+
+    async def scenario() -> None:
+        async with raw_peer(m, "client", Stuck(), observers=[seen.append]) as (
+            conn,
+            peer,
+        ):
+            await conn.notify("session/cancel", {"sessionId": "s"})
+            written = await peer.recv()
+        body = json.dumps(written, separators=(",", ":")).encode()
+        assert [(t.direction, t.line, t.size, t.whole) for t in seen] == [
+            ("out", body, len(body), True)
+        ]
+
+    run(scenario(), timeout=30)

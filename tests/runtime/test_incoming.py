@@ -265,8 +265,8 @@ def test_notification_handlers_of_two_sessions_awaiting_the_peer_at_the_bound_go
 
 
 def test_what_is_only_logged_names_the_method_or_the_id(m: ModuleType, caplog: pytest.LogCaptureFixture) -> None:
-    """A notification of an unknown method is ignored, a request of one answered -32601
-    naming it; a request id reused while the first runs is a warning; a notification
+    """A notification of an unknown method (or of one the other side receives) is ignored,
+    a request of one answered -32601 naming it; a request id reused while the first runs is a warning; a notification
     handler raising ``CancelledError`` is a warning, and its lane goes on."""
 
     class Client:
@@ -287,6 +287,7 @@ def test_what_is_only_logged_names_the_method_or_the_id(m: ModuleType, caplog: p
         client = Client()
         async with raw_peer(m, "client", client) as (conn, peer):
             await peer.send({"jsonrpc": "2.0", "method": "no/such", "params": {}})
+            await peer.send({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}})
             await peer.send({"jsonrpc": "2.0", "id": 1, "method": "no/such", "params": {}})
             answer = await peer.recv()
             assert answer == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found", "data": {"method": "no/such"}}}
@@ -304,6 +305,7 @@ def test_what_is_only_logged_names_the_method_or_the_id(m: ModuleType, caplog: p
     run(scenario())
     assert messages(caplog, logging.WARNING) == [
         "notification of unknown method 'no/such' ignored",
+        "notification of unknown method 'session/cancel' ignored",
         "request id 'r' reused while the first is running",
         "handler of notification 'session/update' raised CancelledError",
     ]
