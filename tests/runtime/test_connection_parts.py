@@ -381,3 +381,46 @@ def test_an_observer_sees_a_frame_written_without_its_newline(m: ModuleType) -> 
         ]
 
     run(scenario(), timeout=30)
+
+
+def test_what_is_sent_after_a_close_fails_with_its_reason(m: ModuleType) -> None:
+    async def scenario() -> None:
+        async with raw_peer(m, "client", Stuck()) as (conn, peer):
+            await conn.close("done here")
+            for send in (conn.notify, conn.request):
+                with pytest.raises(ConnectionError) as caught:
+                    await send("session/cancel", {"sessionId": "s"})
+                assert (caught.value.reason, caught.value.returncode) == (
+                    "done here",
+                    None,
+                )
+
+    run(scenario(), timeout=30)
+
+
+def test_serve_serves_the_handler_given(m: ModuleType) -> None:
+    class Files:
+        async def fs_read_text_file(self, params: Any) -> Any:
+            return m.RPC.codec.load(m.ReadTextFileResponse, {"content": "x"})
+
+    async def scenario() -> None:
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            serving = asyncio.ensure_future(conn.serve(Files()))
+            params = {"sessionId": "s", "path": "/a"}
+            await peer.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "fs/read_text_file",
+                    "params": params,
+                }
+            )
+            assert await peer.recv() == {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "result": {"content": "x"},
+            }
+            await conn.close()
+            await asyncio.wait_for(serving, 10)
+
+    run(scenario(), timeout=30)
