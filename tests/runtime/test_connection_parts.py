@@ -424,3 +424,43 @@ def test_serve_serves_the_handler_given(m: ModuleType) -> None:
             await asyncio.wait_for(serving, 10)
 
     run(scenario(), timeout=30)
+
+
+def test_a_request_handler_can_close_its_connection(m: ModuleType) -> None:
+    """The close runs in the handler's task: it neither cancels nor waits for that task."""
+
+    class Closing:
+        conn: Any = None
+        closed = False
+
+        async def fs_read_text_file(self, params: Any) -> Any:
+            await self.conn.close("asked by a handler")
+            self.closed = True
+            return m.RPC.codec.load(m.ReadTextFileResponse, {"content": "x"})
+
+    async def scenario() -> None:
+        handler = Closing()
+        async with raw_peer(m, "client", handler, start=False, close_grace=5) as (
+            conn,
+            peer,
+        ):
+            handler.conn = conn
+            conn.start(handler)
+            params = {"sessionId": "s", "path": "/a"}
+            await peer.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "fs/read_text_file",
+                    "params": params,
+                }
+            )
+            await asyncio.wait_for(conn.closed, 4)
+            assert conn.close_reason == "asked by a handler"
+            for _ in range(100):
+                if handler.closed:
+                    break
+                await asyncio.sleep(0.01)
+            assert handler.closed
+
+    run(scenario(), timeout=30)
