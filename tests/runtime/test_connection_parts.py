@@ -464,3 +464,26 @@ def test_a_request_handler_can_close_its_connection(m: ModuleType) -> None:
             assert handler.closed
 
     run(scenario(), timeout=30)
+
+
+def test_a_close_stops_reading_even_when_the_input_stays_open(m: ModuleType) -> None:
+    """Input and output on streams of their own (as stdin and stdout): closing the output
+    does not end the input, the close stops the reader itself."""
+    seen: list[Any] = []
+
+    async def scenario() -> None:
+        reader, writer_a, _, peer_in = await socket_streams()
+        reader_b, writer, peer_out, peer_w_b = await socket_streams()
+        conn = m.RPC.connect("client", reader, writer, observers=[seen.append])
+        conn.start(Stuck())
+        await asyncio.sleep(0.01)
+        await asyncio.wait_for(conn.close(), 10)
+        assert conn._reader_task.done()
+        peer_in.write(json.dumps(update("late")).encode() + b"\n")
+        await peer_in.drain()
+        await asyncio.sleep(0.1)
+        assert [t for t in seen if t.direction == "in"] == []
+        for w in (writer_a, peer_in, peer_w_b):
+            w.close()
+
+    run(scenario(), timeout=30)
