@@ -487,3 +487,37 @@ def test_a_close_stops_reading_even_when_the_input_stays_open(m: ModuleType) -> 
             w.close()
 
     run(scenario(), timeout=30)
+
+
+def test_a_close_without_a_grace_waits_for_the_handlers_without_a_limit(
+    m: ModuleType,
+) -> None:
+    class Slow:
+        answered = False
+
+        async def fs_read_text_file(self, params: Any) -> Any:
+            try:
+                await asyncio.sleep(60)
+            finally:
+                await asyncio.sleep(0.3)  # cancelled: answering takes a while
+                self.answered = True
+
+    async def scenario() -> None:
+        handler = Slow()
+        async with raw_peer(m, "client", handler, close_grace=None) as (conn, peer):
+            params = {"sessionId": "s", "path": "/a"}
+            await peer.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "fs/read_text_file",
+                    "params": params,
+                }
+            )
+            await asyncio.sleep(0.05)
+            await asyncio.wait_for(conn.close(), 10)
+            assert handler.answered
+            answer = await peer.recv()
+            assert answer["id"] == 1 and answer["error"]["code"] == -32800
+
+    run(scenario(), timeout=30)
