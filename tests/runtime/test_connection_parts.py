@@ -521,3 +521,43 @@ def test_a_close_without_a_grace_waits_for_the_handlers_without_a_limit(
             assert answer["id"] == 1 and answer["error"]["code"] == -32800
 
     run(scenario(), timeout=30)
+
+
+def test_a_notification_handler_awaiting_a_request_about_its_own_session_gets_the_answer(
+    m: ModuleType,
+) -> None:
+    """The answer to a request a notification handler made is delivered at once, not
+    behind the notifications of its session (the handler is the one it would wait for).
+    """
+
+    class Asking:
+        conn: Any = None
+        answers: list[Any] = []
+
+        async def session_update(self, params: Any) -> None:
+            prompt = {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]}
+            request = m.RPC.codec.load(m.PromptRequest, prompt)
+            self.answers.append(await self.conn.request("session/prompt", request))
+
+    async def scenario() -> None:
+        handler = Asking()
+        async with raw_peer(m, "client", handler, start=False) as (conn, peer):
+            handler.conn = conn
+            conn.start(handler)
+            await peer.send(update("1"))
+            ask = await peer.recv()
+            assert ask["method"] == "session/prompt"
+            await peer.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": ask["id"],
+                    "result": {"stopReason": "end_turn"},
+                }
+            )
+            for _ in range(200):
+                if handler.answers:
+                    break
+                await asyncio.sleep(0.01)
+            assert len(handler.answers) == 1
+
+    run(scenario(), timeout=30)
