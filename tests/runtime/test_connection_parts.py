@@ -561,3 +561,105 @@ def test_a_notification_handler_awaiting_a_request_about_its_own_session_gets_th
             assert len(handler.answers) == 1
 
     run(scenario(), timeout=30)
+
+
+class Asker:
+    """A client whose ``fs/read_text_file`` handler asks the peer ``asks`` times at once
+    (``initialize``), then waits for ``release``; its ``session/update`` handler notes the
+    text."""
+
+    def __init__(self, m: ModuleType, asks: int) -> None:
+        self.m = m
+        self.asks = asks
+        self.conn: Any = None
+        self.release = asyncio.Event()
+        self.handled: list[str] = []
+
+    async def ask(self) -> Any:
+        params = self.m.RPC.codec.load(self.m.InitializeRequest, {"protocolVersion": 1})
+        return await self.conn.request("initialize", params)
+
+    async def fs_read_text_file(self, params: Any) -> Any:
+        await asyncio.gather(*(self.ask() for _ in range(self.asks)))
+        await self.release.wait()
+        return self.m.RPC.codec.load(self.m.ReadTextFileResponse, {"content": "x"})
+
+    async def session_update(self, params: Any) -> None:
+        self.handled.append("update")
+
+
+READ = {
+    "jsonrpc": "2.0",
+    "id": "read",
+    "method": "fs/read_text_file",
+    "params": {"sessionId": "s", "path": "/a"},
+}
+
+
+def test_a_handler_waiting_for_two_answers_counts_as_waiting_until_both_came(
+    m: ModuleType,
+) -> None:
+    """At ``max_in_flight``, reading goes on while every running handler waits for us: a
+    handler waiting for two of our requests still waits after the first is answered."""
+
+    async def scenario() -> None:
+        client = Asker(m, asks=2)
+        client.release.set()
+        async with raw_peer(m, "client", client, start=False, max_in_flight=1) as (
+            conn,
+            peer,
+        ):
+            client.conn = conn
+            conn.start(client)
+            await peer.send(READ)
+            first, second = await peer.recv_all(2)
+            await peer.send(
+                {"jsonrpc": "2.0", "id": first["id"], "result": {"protocolVersion": 1}}
+            )
+            await asyncio.sleep(0.2)
+            await peer.send(update("1"))
+            await peer.send(
+                {"jsonrpc": "2.0", "id": second["id"], "result": {"protocolVersion": 1}}
+            )
+            answer = await peer.recv(timeout=10)
+            assert answer == {
+                "jsonrpc": "2.0",
+                "id": "read",
+                "result": {"content": "x"},
+            }
+
+    run(scenario(), timeout=30)
+
+
+def test_a_handler_whose_answers_came_no_longer_counts_as_waiting(
+    m: ModuleType,
+) -> None:
+    """Once its request is answered, a handler that goes on running is work in flight like
+    any other: at ``max_in_flight`` reading waits for it."""
+
+    async def scenario() -> None:
+        client = Asker(m, asks=1)
+        async with raw_peer(m, "client", client, start=False, max_in_flight=1) as (
+            conn,
+            peer,
+        ):
+            client.conn = conn
+            conn.start(client)
+            await peer.send(READ)
+            ask = await peer.recv()
+            await peer.send(
+                {"jsonrpc": "2.0", "id": ask["id"], "result": {"protocolVersion": 1}}
+            )
+            await asyncio.sleep(0.2)
+            await peer.send(update("1"), update("2"))
+            await asyncio.sleep(0.3)
+            assert client.handled == ["update"]  # the second not read: at the bound
+            client.release.set()
+            assert (await peer.recv(timeout=10))["id"] == "read"
+            for _ in range(200):
+                if len(client.handled) == 2:
+                    break
+                await asyncio.sleep(0.01)
+            assert client.handled == ["update", "update"]
+
+    run(scenario(), timeout=30)
