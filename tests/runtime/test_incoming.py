@@ -272,6 +272,7 @@ def test_what_is_only_logged_names_the_method_or_the_id(m: ModuleType, caplog: p
     class Client:
         def __init__(self) -> None:
             self.handled: list[str] = []
+            self.conn: Any = None
 
         async def session_update(self, params: Any) -> None:
             text = get(get(params, "update", "update"), "text", "text")
@@ -280,26 +281,31 @@ def test_what_is_only_logged_names_the_method_or_the_id(m: ModuleType, caplog: p
             self.handled.append(text)
 
         async def fs_read_text_file(self, params: Any) -> Any:
+            context = package(m)._router.current_request()
+            assert context.connection is self.conn and context.method == "fs/read_text_file"
             await asyncio.sleep(0.3)
             return load(m, "ReadTextFileResponse", {"content": "x"})
 
     async def scenario() -> None:
         client = Client()
-        async with raw_peer(m, "client", client) as (conn, peer):
+        async with raw_peer(m, "client", client, start=False) as (conn, peer):
+            client.conn = conn
+            conn.start(client)
             await peer.send({"jsonrpc": "2.0", "method": "no/such", "params": {}})
             await peer.send({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}})
             await peer.send({"jsonrpc": "2.0", "id": 1, "method": "no/such", "params": {}})
             answer = await peer.recv()
             assert answer == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found", "data": {"method": "no/such"}}}
             read = {"jsonrpc": "2.0", "id": "r", "method": "fs/read_text_file", "params": {"sessionId": "s", "path": "/a"}}
-            await peer.send(read, read)
-            assert [a["id"] for a in await peer.recv_all(2)] == ["r", "r"]
+            await peer.send({**read, "id": "q"}, read, read)
+            assert sorted(a["id"] for a in await peer.recv_all(3)) == ["q", "r", "r"]
             await peer.send(update("cancel me"), update("after"))
             for _ in range(100):
                 if client.handled:
                     break
                 await asyncio.sleep(0.02)
             assert client.handled == ["after"]
+            assert conn._load() == 0
 
     caplog.set_level(logging.WARNING)
     run(scenario())
