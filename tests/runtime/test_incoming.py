@@ -273,6 +273,7 @@ def test_what_is_only_logged_names_the_method_or_the_id(m: ModuleType, caplog: p
         def __init__(self) -> None:
             self.handled: list[str] = []
             self.conn: Any = None
+            self.contexts: list[tuple[bool, str]] = []
 
         async def session_update(self, params: Any) -> None:
             text = get(get(params, "update", "update"), "text", "text")
@@ -282,7 +283,7 @@ def test_what_is_only_logged_names_the_method_or_the_id(m: ModuleType, caplog: p
 
         async def fs_read_text_file(self, params: Any) -> Any:
             context = package(m)._router.current_request()
-            assert context.connection is self.conn and context.method == "fs/read_text_file"
+            self.contexts.append((context.connection is self.conn, context.method))
             await asyncio.sleep(0.3)
             return load(m, "ReadTextFileResponse", {"content": "x"})
 
@@ -306,6 +307,7 @@ def test_what_is_only_logged_names_the_method_or_the_id(m: ModuleType, caplog: p
                 await asyncio.sleep(0.02)
             assert client.handled == ["after"]
             assert conn._load() == 0
+            assert client.contexts == [(True, "fs/read_text_file")] * 3
 
     caplog.set_level(logging.WARNING)
     run(scenario())
