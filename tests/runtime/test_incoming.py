@@ -259,3 +259,61 @@ def test_notification_handlers_of_two_sessions_awaiting_the_peer_at_the_bound_go
             assert sorted(client.handled) == ["a", "b"]
 
     run(scenario(), timeout=20)
+
+
+# ---------------------------------------------------------------- what is only logged
+
+
+def test_what_is_only_logged_names_the_method_or_the_id(m: ModuleType, caplog: pytest.LogCaptureFixture) -> None:
+    """A notification of an unknown method (or of one the other side receives) is ignored,
+    a request of one answered -32601 naming it; a request id reused while the first runs is a warning; a notification
+    handler raising ``CancelledError`` is a warning, and its lane goes on."""
+
+    class Client:
+        def __init__(self) -> None:
+            self.handled: list[str] = []
+            self.conn: Any = None
+            self.contexts: list[tuple[bool, str]] = []
+
+        async def session_update(self, params: Any) -> None:
+            text = get(get(params, "update", "update"), "text", "text")
+            if text == "cancel me":
+                raise asyncio.CancelledError
+            self.handled.append(text)
+
+        async def fs_read_text_file(self, params: Any) -> Any:
+            context = package(m)._router.current_request()
+            self.contexts.append((context.connection is self.conn, context.method))
+            await asyncio.sleep(0.3)
+            return load(m, "ReadTextFileResponse", {"content": "x"})
+
+    async def scenario() -> None:
+        client = Client()
+        async with raw_peer(m, "client", client, start=False) as (conn, peer):
+            client.conn = conn
+            conn.start(client)
+            await peer.send({"jsonrpc": "2.0", "method": "no/such", "params": {}})
+            await peer.send({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}})
+            await peer.send({"jsonrpc": "2.0", "id": 1, "method": "no/such", "params": {}})
+            answer = await peer.recv()
+            assert answer == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found", "data": {"method": "no/such"}}}
+            read = {"jsonrpc": "2.0", "id": "r", "method": "fs/read_text_file", "params": {"sessionId": "s", "path": "/a"}}
+            await peer.send({**read, "id": "q"}, read, read)
+            assert sorted(a["id"] for a in await peer.recv_all(3)) == ["q", "r", "r"]
+            await peer.send(update("cancel me"), update("after"))
+            for _ in range(100):
+                if client.handled:
+                    break
+                await asyncio.sleep(0.02)
+            assert client.handled == ["after"]
+            assert conn._load() == 0
+            assert client.contexts == [(True, "fs/read_text_file")] * 3
+
+    caplog.set_level(logging.WARNING)
+    run(scenario())
+    assert messages(caplog, logging.WARNING) == [
+        "notification of unknown method 'no/such' ignored",
+        "notification of unknown method 'session/cancel' ignored",
+        "request id 'r' reused while the first is running",
+        "handler of notification 'session/update' raised CancelledError",
+    ]

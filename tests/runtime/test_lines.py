@@ -326,3 +326,18 @@ def test_after_a_skipped_line_the_next_line_is_read_before_the_bound_is_checked(
 
     host = asyncio.run(main())
     assert host.events == [("oversized", b"h" * 20, b"h" * 20 + b"t", 21), ("line", b"next"), ("admit", 1), PEER_CLOSED]
+
+
+def test_an_empty_line_right_after_a_skipped_line_is_skipped_not_joined_to_the_next() -> None:
+    host = read_chunks(b"h" * 20, b"t\n\nnext\n", max_line=15)
+    assert host.events == [
+        ("oversized", b"h" * 20, b"h" * 20 + b"t", 21),
+        ("line", b"next"),
+        PEER_CLOSED,
+    ]
+
+
+def test_skipping_a_long_line_asks_for_a_chunk_at_a_time() -> None:
+    stream = Chunks(b"h" * 20, b"t" * 5, b"t\nnext\n")
+    asyncio.run(Recorder(stream, max_line=15)._read_loop())
+    assert stream.asked == [READ_CHUNK] * 4
