@@ -26,16 +26,32 @@ class MethodView:
     #: the name under which the params hold the session the method is about (an
     #: attribute, or a key in the TypedDict style): messages are ordered per session
     session: str | None = None
+    #: where that is an attribute: its wire key, for params given in wire form (a dict)
+    session_key: str | None = None
 
     def signature(self, indent: str = "    ") -> str:
         """``async def handler(self, params: P) -> R:`` as black lays it out (a def is split
         at its first bracket: the parameters on one line, else one per line)."""
-        return def_lines(indent, f"async def {self.handler}(", ("self", f"params: {self.params_type}"), f") -> {self.result_type}:")
+        return def_lines(
+            indent,
+            f"async def {self.handler}(",
+            ("self", f"params: {self.params_type}"),
+            f") -> {self.result_type}:",
+        )
 
     def handler_signature(self, indent: str = "    ") -> str:
         """The interface's signature: as :meth:`signature`, ``R | None`` for an empty result."""
-        result = f"{self.result_type} | None" if self.empty_result and self.result_type != "Any" else self.result_type
-        return def_lines(indent, f"async def {self.handler}(", ("self", f"params: {self.params_type}"), f") -> {result}:")
+        result = (
+            f"{self.result_type} | None"
+            if self.empty_result and self.result_type != "Any"
+            else self.result_type
+        )
+        return def_lines(
+            indent,
+            f"async def {self.handler}(",
+            ("self", f"params: {self.params_type}"),
+            f") -> {result}:",
+        )
 
     @property
     def params_type(self) -> str:
@@ -75,7 +91,9 @@ def def_lines(indent: str, head: str, params: tuple[str, ...], tail: str) -> str
     return "\n".join([indent + head, *(f"{inner}{p}," for p in params), indent + tail])
 
 
-def method_views(protocol: ir.Protocol, names: Names, by_key: bool = False) -> tuple[MethodView, ...]:
+def method_views(
+    protocol: ir.Protocol, names: Names, by_key: bool = False
+) -> tuple[MethodView, ...]:
     """The method table; ``by_key``: params are dicts (TypedDict), read by wire name."""
     defs = protocol.def_map()
 
@@ -98,8 +116,10 @@ def method_views(protocol: ir.Protocol, names: Names, by_key: bool = False) -> t
             names.type(m.result) if m.result else "None",
             names.handler(m.name, m.kind),
             prose(m),
-            m.kind == "request" and _empty_object(defs.get(m.result) if m.result else None),
+            m.kind == "request"
+            and _empty_object(defs.get(m.result) if m.result else None),
             session(m),
+            None if by_key or session(m) == m.session else m.session,
         )
         for m in protocol.methods
     )
@@ -112,7 +132,10 @@ def _empty_object(d: ir.Def | None) -> bool:
 
 #: the sides whose methods each interface implements ("" is a method whose side the
 #: schema does not say: both sides may receive it)
-RECEIVED_BY = {"agent": ("agent", "both", "protocol", ""), "client": ("client", "both", "protocol", "")}
+RECEIVED_BY = {
+    "agent": ("agent", "both", "protocol", ""),
+    "client": ("client", "both", "protocol", ""),
+}
 
 
 def rpc_view(protocol: ir.Protocol, names: Names, by_key: bool = False) -> RpcView:

@@ -42,7 +42,9 @@ class MethodSpec(NamedTuple):
     """A JSON-RPC method: its wire name, the side that implements it, whether it is a
     request or a notification, its params and result types, the name of the handler
     method that serves it, and, for a method about a session, the name under which its
-    params hold the session's id (an attribute, or a key where params are dicts)."""
+    params hold the session's id (an attribute, or a key where params are dicts) and,
+    where that is an attribute, the key under which params in wire form (a dict) hold
+    it."""
 
     method: str
     side: str
@@ -51,6 +53,7 @@ class MethodSpec(NamedTuple):
     result: Any
     handler: str
     session: str | None = None
+    session_key: str | None = None
 
 
 # ---------------------------------------------------------------- frames

@@ -100,6 +100,12 @@ class Rpc:
             for key, spec in self._by_kind.items()
             if spec.session is not None
         }
+        #: (wire name, kind) -> where its params in wire form (a dict) hold it
+        self._session_keys: dict[tuple[str, str], str] = {
+            key: spec.session_key or spec.session
+            for key, spec in self._by_kind.items()
+            if spec.session is not None
+        }
         self._sides: dict[str, dict[tuple[str, str], MethodSpec]] = {}
         self._readers: dict[str | None, Any] = {}
 
@@ -122,13 +128,14 @@ class Rpc:
     def session_of(self, method: str, kind: str, params: Any) -> str | None:
         """The id of the session a message is about (its params' ``sessionId``), or None
         for a message about no session (or whose params do not say one)."""
-        name = self.sessions.get((method, kind))
-        if name is None or params is None:
+        if params is None:
             return None
         if isinstance(params, dict):
-            value = params.get(name)
+            key = self._session_keys.get((method, kind))
+            value = None if key is None else params.get(key)
         else:
-            value = getattr(params, name, None)
+            name = self.sessions.get((method, kind))
+            value = None if name is None else getattr(params, name, None)
         return value if isinstance(value, str) else None
 
     # -- parsing ---------------------------------------------------------------------

@@ -75,6 +75,16 @@ def test_the_method_table_names_the_session_member(m: ModuleType) -> None:
     assert m.RPC.session_of("initialize", "request", load(m, "InitializeRequest", {"protocolVersion": 1})) is None
 
 
+
+def test_params_in_wire_form_name_their_session(m: ModuleType) -> None:
+    """Params given in wire form (a dict, as ``conn.request`` takes them in every style)
+    are about the session their ``sessionId`` names: the answer waits for that session's
+    updates, not for the notifications about no session."""
+    assert m.RPC.session_of("session/prompt", "request", {"sessionId": "a", "prompt": []}) == "a"
+    assert m.RPC.session_of("session/update", "notification", update("a", "x")["params"]) == "a"
+    assert m.RPC.session_of("session/prompt", "request", {"sessionId": 5, "prompt": []}) is None
+    assert m.RPC.session_of("initialize", "request", {"protocolVersion": 1}) is None
+
 def test_a_slow_session_does_not_delay_another(m: ModuleType) -> None:
     """Session A's update handler takes 0.4 s an update; session B's turn, started after
     A's, returns with all its updates handled long before A's ends (it waited for A's

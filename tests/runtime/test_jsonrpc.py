@@ -1081,9 +1081,9 @@ def test_lone_surrogates_are_written_back_escaped(m: ModuleType, escape: str) ->
     assert json.loads(m.RPC.encode(error).decode("utf-8"))["error"]["data"] == {"k": text}
 
 
-def spec_of(m: ModuleType, method: str, side: str, kind: str = "request", session: str | None = None) -> Any:
+def spec_of(m: ModuleType, method: str, side: str, kind: str = "request", session: str | None = None, session_key: str | None = None) -> Any:
     base = m.RPC.spec("session/close")
-    return base._replace(method=method, side=side, kind=kind, handler=method.replace("/", "_"), session=session)
+    return base._replace(method=method, side=side, kind=kind, handler=method.replace("/", "_"), session=session, session_key=session_key)
 
 
 def test_the_methods_each_side_receives(m: ModuleType) -> None:
@@ -1141,6 +1141,22 @@ def test_the_session_a_message_is_about(m: ModuleType) -> None:
     assert rpc.session_of("s/told", "notification", object()) is None
     assert rpc.session_of("s/told", "notification", {"session_id": "s3"}) == "s3"
     assert rpc.session_of("s/none", "request", Params()) is None  # typed params, no session member
+
+
+def test_params_in_wire_form_are_read_by_the_session_key(m: ModuleType) -> None:
+    """Where the session member is an attribute, params in wire form (a dict) hold it
+    under its wire key; typed params are still read by the attribute."""
+    rpc = type(m.RPC)((spec_of(m, "s/call", "agent", session="session_id", session_key="sessionId"),), m.RPC.codec, m.RPC.error_type)
+    assert rpc.sessions == {("s/call", "request"): "session_id"}
+    assert rpc.session_of("s/call", "request", {"sessionId": "s1"}) == "s1"
+    assert rpc.session_of("s/call", "request", {"session_id": "s1"}) is None
+    assert rpc.session_of("s/call", "notification", {"sessionId": "s1"}) is None  # another kind
+
+    class Params:
+        session_id = "s2"
+        sessionId = "s3"
+
+    assert rpc.session_of("s/call", "request", Params()) == "s2"
 
 
 def test_an_rpc_keeps_what_it_is_made_with(m: ModuleType) -> None:

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 47752d2c6a64a8670c622ba19520b7fe8ea888b8b9ec25163ada95e28e62b74d
+# input-hash: cdc3abaeb13a4e51c3b9537320a56616ac962cfda596d98f49a9616fc16d5ab4
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations
@@ -2376,6 +2376,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         ReadTextFileResponse,
         "fs_read_text_file",
         "session_id",
+        "sessionId",
     ),
     MethodSpec(
         "fs/write_text_file",
@@ -2385,6 +2386,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         None,
         "fs_write_text_file",
         "session_id",
+        "sessionId",
     ),
     MethodSpec(
         "initialize",
@@ -2402,6 +2404,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         None,
         "session_cancel",
         "session_id",
+        "sessionId",
     ),
     MethodSpec(
         "session/load",
@@ -2411,6 +2414,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         None,
         "session_load",
         "session_id",
+        "sessionId",
     ),
     MethodSpec(
         "session/new",
@@ -2428,6 +2432,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         PromptResponse,
         "session_prompt",
         "session_id",
+        "sessionId",
     ),
     MethodSpec(
         "session/request_permission",
@@ -2437,6 +2442,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         RequestPermissionResponse,
         "session_request_permission",
         "session_id",
+        "sessionId",
     ),
     MethodSpec(
         "session/set_config_option",
@@ -2454,6 +2460,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         None,
         "session_update",
         "session_id",
+        "sessionId",
     ),
 )
 

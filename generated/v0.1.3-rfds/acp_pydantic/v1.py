@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 386109665b9808bdb2f18c76e620b815fcca8448efcc2f155adee5d912e93479
+# input-hash: a810aa77b6b38720d068f975dda4b8dfae25ab196e33d02f7982352c1a81ba6a
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (
@@ -1537,6 +1537,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         ReadTextFileResponse,
         "fs_read_text_file",
         "session_id",
+        "sessionId",
     ),
     MethodSpec(
         "fs/write_text_file",
@@ -1546,6 +1547,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         None,
         "fs_write_text_file",
         "session_id",
+        "sessionId",
     ),
     MethodSpec(
         "initialize",
@@ -1563,6 +1565,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         None,
         "session_cancel",
         "session_id",
+        "sessionId",
     ),
     MethodSpec(
         "session/load",
@@ -1572,6 +1575,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         None,
         "session_load",
         "session_id",
+        "sessionId",
     ),
     MethodSpec(
         "session/new",
@@ -1589,6 +1593,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         PromptResponse,
         "session_prompt",
         "session_id",
+        "sessionId",
     ),
     MethodSpec(
         "session/request_permission",
@@ -1598,6 +1603,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         RequestPermissionResponse,
         "session_request_permission",
         "session_id",
+        "sessionId",
     ),
     MethodSpec(
         "session/set_config_option",
@@ -1615,6 +1621,7 @@ METHODS: Final[tuple[MethodSpec, ...]] = (
         None,
         "session_update",
         "session_id",
+        "sessionId",
     ),
 )
 
