@@ -498,8 +498,9 @@ def test_check_process_accepts_every_kind_of_path_and_says_what_is_wrong() -> No
 
 
 # An agent outside a process group of its own (``start_new_session=False``), which on the
-# end of its input (argv[2]) exits with status 5 after a while, or ignores it (waiting for
-# SIGTERM), or ignores SIGTERM too. It writes argv[1] once its signals are set.
+# end of its input (argv[2]) exits with status 5 after a while (longer than the default
+# grace), or ignores it (waiting for SIGTERM), or ignores SIGTERM too. It writes argv[1]
+# once its signals are set.
 ALONE = r"""
 import signal, sys, time
 if sys.argv[2] == "stubborn":
@@ -507,7 +508,7 @@ if sys.argv[2] == "stubborn":
 open(sys.argv[1], "w").write("ready")
 sys.stdin.read()
 if sys.argv[2] == "polite":
-    time.sleep(0.5)
+    time.sleep(2.5)  # longer than the default close_grace
     sys.exit(5)
 while True:
     time.sleep(1)
@@ -525,6 +526,7 @@ def test_closing_an_agent_without_its_own_group_ends_it_step_by_step(m: ModuleTy
         conn = await m.RPC.spawn(sys.executable, "-c", ALONE, str(ready), behaviour, start_new_session=False, close_grace=grace)
         conn.start(Client())
         try:
+            assert os.getpgid(conn.process.pid) == os.getpgid(0)  # in this process's group
             for _ in range(400):
                 if ready.exists():
                     break
@@ -535,7 +537,7 @@ def test_closing_an_agent_without_its_own_group_ends_it_step_by_step(m: ModuleTy
             took = loop.time() - started
             assert conn.returncode == status, (conn.returncode, took)
             if behaviour == "polite":
-                assert took >= 0.5
+                assert took >= 2.5
         finally:
             if conn.process.returncode is None:
                 conn.process.kill()
@@ -612,3 +614,60 @@ def test_spawn_gives_the_process_its_env_cwd_and_stderr(m: ModuleType, tmp_path:
 
     run(scenario())
     assert (tmp_path / "err").read_text() == "to stderr\n"
+
+
+def test_closing_an_agent_without_its_own_group_waits_for_it_not_for_its_pipes(m: ModuleType, tmp_path: Path) -> None:
+    """``start_new_session=False``, ``close_grace=None``: the agent exits at the end of its
+    input while a child it started holds its stdout; closing waits for the agent's exit,
+    not for the pipe (``Process.wait`` would wait for the child too on Python 3.11)."""
+    pidfile = tmp_path / "child.pid"
+
+    async def scenario() -> None:
+        conn = await m.RPC.spawn(sys.executable, "-c", AGENT, str(pidfile), "mute", start_new_session=False, close_grace=None)
+        conn.start(Client())
+        try:
+            await conn.notify("session/cancel", {"sessionId": "s"})
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            await asyncio.wait_for(conn.close(), 25)
+            took = loop.time() - started
+            assert conn.returncode == 3 and took < 15, (conn.returncode, took)
+        finally:
+            _end(pidfile)
+
+    run(scenario())
+
+
+# MARKER, deaf to SIGTERM
+DEAF_MARKER = "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n" + MARKER
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="/proc")
+def test_a_spawn_failing_after_the_start_kills_an_agent_without_its_own_group(m: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``start_new_session=False``: when making the connection fails once the process
+    runs, the process itself is killed (SIGKILL: it ignores SIGTERM) before the error
+    propagates."""
+    pkg = package(m)
+    marker = tmp_path / "started"
+
+    def broken(*args: object, **kwargs: object) -> None:
+        for _ in range(200):
+            if marker.exists() and len(marker.read_text().split()) == 2:
+                raise RuntimeError("no connection")
+            time.sleep(0.05)
+        raise AssertionError("the process did not start")
+
+    monkeypatch.setattr(importlib.import_module(f"{pkg.__name__}._transports"), "Connection", broken)
+
+    async def scenario() -> None:
+        with pytest.raises(RuntimeError, match="no connection"):
+            await m.RPC.spawn(sys.executable, "-c", DEAF_MARKER, str(marker), start_new_session=False)
+        await asyncio.sleep(0.5)
+
+    run(scenario())
+    agent, child = [int(p) for p in marker.read_text().split()]
+    os.kill(child, signal.SIGKILL)  # outside a group of its own, the agent's child is not ours to end
+    left = alive(agent)
+    if left:
+        os.kill(agent, signal.SIGKILL)
+    assert not left
