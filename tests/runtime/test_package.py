@@ -25,7 +25,7 @@ def test_every_runtime_file_is_copied_for_every_style() -> None:
     # a module a style's runtime imports, under its own name (only in that style)
     assert ("_dataclass_specs.py", runtime.RUNTIME_DIR / "_dataclass_specs.py") in runtime.package_files("dataclasses")
     assert "_dataclass_specs.py" not in [name for name, _ in runtime.package_files("pydantic")]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="^no runtime for style 'mdx'$"):
         runtime.package_files("mdx")
 
 

@@ -249,3 +249,79 @@ def test_an_update_is_copied_unless_given_away() -> None:
     owned = {"sessionUpdate": "tool_call", "toolCallId": "u", "rawInput": {"a": [1]}}
     state.apply(owned, owned=True)  # freshly parsed JSON: kept as is, no copy
     assert state.current.tool_calls["u"]["rawInput"] is owned["rawInput"]
+
+
+def test_the_snapshot_names_its_session() -> None:
+    assert SessionState("s-1").snapshot().session_id == "s-1"
+
+
+def test_updates_without_a_usable_id_are_kept_as_others() -> None:
+    """A tool call, a tool call's content chunk or a terminal without a string id, and an
+    update that is no object, are kept as received (an id that is no string is never
+    looked up: a list would not even hash)."""
+    no_ids = [
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": ["t"],
+            "status": "completed",
+        },
+        {"sessionUpdate": "tool_call_content_chunk", "content": {"type": "content"}},
+        {
+            "sessionUpdate": "tool_call_content_chunk",
+            "toolCallId": 7,
+            "content": {"type": "content"},
+        },
+        {"sessionUpdate": "terminal_update", "command": "ls"},
+        {"sessionUpdate": "terminal_output_chunk", "terminalId": ["k"], "data": "aGk="},
+    ]
+    s = merged(*no_ids)
+    assert s.others == no_ids
+    assert (s.tool_calls, s.terminals, s.output_chunks) == ({}, {}, {})
+    state = SessionState("s")
+    state.apply("not an object")
+    state.apply(None)
+    assert state.snapshot().others == [{"value": "not an object"}, {"value": None}]
+    assert state.snapshot().updates == 2
+
+
+def test_a_chunk_of_an_unseen_call_or_terminal_starts_it() -> None:
+    content = {"type": "content", "content": {"type": "text", "text": "1"}}
+    s = merged(
+        {
+            "sessionUpdate": "tool_call_content_chunk",
+            "toolCallId": "t9",
+            "content": content,
+        },
+        {"sessionUpdate": "terminal_output_chunk", "terminalId": "k9", "data": "aGk="},
+    )
+    assert s.tool_calls == {"t9": {"toolCallId": "t9", "content": [content]}}
+    assert s.terminals == {"k9": {"terminalId": "k9"}}
+    assert s.output_chunks == {"k9": ["aGk="]}
+
+
+def test_plans_by_id_and_the_current_plan() -> None:
+    """A plan update is the current plan and kept by its id; removing another plan keeps
+    the current one, removing the current one (or a removal without an id) clears it;
+    a plan update without a ``plan`` member is the update itself."""
+    p1 = {"type": "items", "planId": "p1", "entries": []}
+    p2 = {"type": "items", "planId": "p2", "entries": [{"content": "x"}]}
+    s = merged(
+        {"sessionUpdate": "plan_update", "plan": p1},
+        {"sessionUpdate": "plan_update", "plan": p2},
+    )
+    assert s.plan == p2 and s.plans == {"p1": p1, "p2": p2}
+    s = merged(
+        {"sessionUpdate": "plan_update", "plan": p1},
+        {"sessionUpdate": "plan_update", "plan": p2},
+        {"sessionUpdate": "plan_removed", "planId": "p1"},  # not the current one
+        {"sessionUpdate": "plan_removed", "planId": "p7"},  # never seen
+        {"sessionUpdate": "plan_removed", "planId": ["p2"]},  # no string: not removed
+    )
+    assert s.plan == p2 and s.plans == {"p2": p2}
+    s = merged(
+        {"sessionUpdate": "plan_update", "plan": p1}, {"sessionUpdate": "plan_removed"}
+    )
+    assert s.plan is None and s.plans == {"p1": p1}
+    bare = {"sessionUpdate": "plan_update", "planId": "p3", "entries": []}
+    s = merged(bare)
+    assert s.plan == bare and s.plans == {"p3": bare}

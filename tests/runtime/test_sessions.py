@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -602,3 +603,131 @@ def test_a_session_forgotten_ends_its_iterators_and_state(style: str, sdk: Path)
             assert new is not old and new.snapshot().messages[0].text == "2"
 
     run(body())
+
+
+# -- the reading of the updates, on the source module with a connection that only holds observers
+
+
+class _Watched:
+    """What ``ClientSessions`` needs of a connection to read its updates: the observers."""
+
+    def __init__(self, batches: bool = False) -> None:
+        from types import SimpleNamespace
+
+        self.rpc = SimpleNamespace(batches=batches)
+        self.observers: list[Any] = []
+        self.max_in_flight = 4
+        self.is_closed = False
+
+    def add_observer(self, observer: Any) -> None:
+        self.observers.append(observer)
+
+    def remove_observer(self, observer: Any) -> None:
+        self.observers.remove(observer)
+
+    def read(self, *frames: Any, direction: str = "in", whole: bool = True) -> None:
+        from acpgen.runtime._telemetry import Traffic
+
+        for frame in frames:
+            line = frame if isinstance(frame, bytes) else json.dumps(frame).encode()
+            for observer in self.observers:
+                observer(Traffic(direction, line, len(line), whole))
+
+
+def _note(session: Any, update: Any, **frame: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}, **frame}
+
+
+def test_reading_notes_each_update_notification_to_its_session() -> None:
+    from acpgen.runtime._sessions import ClientSessions
+
+    conn = _Watched()
+    sessions = ClientSessions(conn, max_queued=3)
+    assert (sessions.conn, sessions.rpc, sessions.max_queued) == (conn, conn.rpc, 3)
+    assert conn.observers == [sessions._observe]
+    hello = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}}
+    conn.read(_note("s1", hello), _note("s2", "no object"), _note("s2", None))
+    assert sorted(sessions._sessions) == ["s1", "s2"]
+    one = sessions.session("s1").snapshot()
+    assert one.session_id == "s1" and one.updates == 1 and one.messages[0].text == "hi"
+    two = sessions.session("s2").snapshot()
+    assert two.session_id == "s2" and two.others == [{"value": "no object"}, {"value": None}]
+    sessions.close()
+    assert conn.observers == []
+
+
+def test_reading_skips_what_is_no_update_notification() -> None:
+    from acpgen.runtime._sessions import ClientSessions
+
+    conn = _Watched()
+    sessions = ClientSessions(conn)
+    update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}
+    note = _note("s", update)
+    conn.read(
+        {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s", "update": update}},  # another method
+        _note("s", update, id=1),  # a request
+        _note("s", update, jsonrpc="1.0"),
+        {k: v for k, v in note.items() if k != "jsonrpc"},
+        {"jsonrpc": "2.0", "method": "session/update", "params": [note["params"]]},
+        {"jsonrpc": "2.0", "method": "session/update"},
+        _note(7, update),  # no session id
+        [note],  # a batch, where the schema has none
+        "session/update",
+        3,
+        b"{session/update: not JSON",
+    )
+    conn.read(note, direction="out")  # what this side sent
+    conn.read(note, whole=False)  # a line not held whole
+    assert sessions._sessions == {}
+    conn.read(note)
+    assert list(sessions._sessions) == ["s"]
+
+
+def test_reading_a_batch_notes_each_of_its_updates_where_the_schema_has_batches() -> None:
+    from acpgen.runtime._sessions import ClientSessions
+
+    conn = _Watched(batches=True)
+    sessions = ClientSessions(conn)
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}
+    conn.read([_note("a", chunk), {"jsonrpc": "2.0", "id": 3, "result": {}}, _note("b", chunk), 5])
+    assert sorted(sessions._sessions) == ["a", "b"]
+    assert sessions.session("a").snapshot().updates == 1 and sessions.session("b").snapshot().updates == 1
+
+
+def test_reading_feeds_the_iterators_and_counts_the_idle_states() -> None:
+    from acpgen.runtime._sessions import ClientSessions
+
+    conn = _Watched()
+    sessions = ClientSessions(conn)
+    session = sessions.session("s")
+    assert sessions.session("s") is session and session.id == "s" and session.response is None
+    feed = session._subscribe()
+    running = {"sessionUpdate": "state_update", "state": "running"}
+    idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
+    odd = {"sessionUpdate": 5}
+    conn.read(_note("s", running))
+    assert session._idles == 0 and not session._idled.is_set()
+    conn.read(_note("s", idle), _note("s", odd), _note("s", "text"))
+    assert session._idles == 1 and session._idled.is_set()
+    assert session._idle == {"state": "idle", "stopReason": "end_turn"}
+    got = list(feed.items)
+    assert [(u.session_id, u.kind, u.data) for u in got] == [("s", "state_update", running), ("s", "state_update", idle), ("s", None, odd), ("s", None, "text")]
+    assert all(u._rpc is conn.rpc for u in got)
+
+
+def test_reading_bounds_each_iterator_by_max_queued() -> None:
+    from acpgen.runtime._sessions import ClientSessions
+
+    assert ClientSessions(_Watched()).max_queued == 1024
+    assert ClientSessions(_Watched(), max_queued=1).max_queued == 1
+    for bad in (0, -1):
+        with pytest.raises(ValueError) as caught:
+            ClientSessions(_Watched(), max_queued=bad)
+        assert str(caught.value) == "max_queued must be >= 1"
+    conn = _Watched()
+    sessions = ClientSessions(conn, max_queued=1)
+    session = sessions.session("s")
+    feed = session._subscribe()
+    sessions._room.clear()
+    session._unsubscribe(feed)  # room for the connection again
+    assert sessions._room.is_set() and feed.done and session._feeds == []

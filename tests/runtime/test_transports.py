@@ -74,8 +74,9 @@ def test_requests_end_when_the_spawned_agent_exits_though_its_child_holds_the_pi
                 got = await asyncio.wait_for(asked, 10)
                 assert (got["content"] if isinstance(got, dict) else got.content) == "A"
                 asked = conn.request("fs/read_text_file", {"sessionId": "s", "path": "/b"})
-            with pytest.raises(pkg.ConnectionClosedError, match="exited with status 3"):
+            with pytest.raises(pkg.ConnectionClosedError, match="exited with status 3") as caught:
                 await asyncio.wait_for(asked, 10)
+            assert caught.value.reason == "the agent process exited with status 3"  # the status the process exited with
             took = asyncio.get_running_loop().time() - started
             assert took < 3.0, f"the request ended {took:.2f} s after it was sent"
             await asyncio.wait_for(conn.closed, 5)
@@ -382,3 +383,291 @@ def test_a_spawn_failing_after_the_start_leaves_nothing_behind(m: ModuleType, tm
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert left == []
+
+
+# ---------------------------------------------------------------- this process's stdio
+
+# A client on RPC.stdio (argv[1]: the directory that holds the generated package, argv[2]
+# its name) that answers fs/read_text_file with the length of the path it was asked.
+STDIO_CLIENT = r"""
+import asyncio, importlib, sys
+sys.path.insert(0, sys.argv[1])
+m = importlib.import_module(sys.argv[2] + ".v1")
+
+class Client:
+    async def fs_read_text_file(self, params):
+        wire = m.RPC.codec.dump(params)
+        return m.RPC.codec.load(m.RPC.spec("fs/read_text_file").result, {"content": str(len(wire["path"]))})
+
+async def main():
+    conn = await m.RPC.stdio("client", max_line=2_000_000)
+    print("limit", conn.reader._limit, file=sys.stderr)
+    await conn.serve(Client())
+    print("served", file=sys.stderr)
+
+asyncio.run(main())
+"""
+
+# paths longer than the chunks stdin is read in (READ_CHUNK, 256 KiB), and short ones
+_SIZES = [3, 600_000, 5, 300_000]
+
+
+def _asked() -> bytes:
+    frames = [{"jsonrpc": "2.0", "id": i, "method": "fs/read_text_file", "params": {"sessionId": "s", "path": "p" * n}} for i, n in enumerate(_SIZES)]
+    return b"".join(json.dumps(f).encode() + b"\n" for f in frames)
+
+
+def _answered(out: bytes) -> dict[Any, Any]:
+    answers = [json.loads(line) for line in out.splitlines() if line.strip()]
+    return {a["id"]: a.get("result", a) for a in answers}
+
+
+def _stdio_child(m: ModuleType) -> list[str]:
+    where = Path(package(m).__file__).parent  # type: ignore[arg-type]
+    style = next(s for s in STYLES if where.name == f"acp_{s}")
+    generated = where.parent / "stdio"  # the package under its own name, imported by the child
+    if not (generated / where.name).is_dir():
+        import shutil
+
+        shutil.copytree(where, generated / where.name)
+    return [sys.executable, "-c", STDIO_CLIENT, str(generated), f"acp_{style}"]
+
+
+@pytest.mark.parametrize("stdin_is", ["file", "pipe"])
+def test_stdio_reads_a_file_or_a_pipe_and_writes_the_other(m: ModuleType, tmp_path: Path, stdin_is: str) -> None:
+    """``RPC.stdio`` over what an editor gives (pipes) and what a shell redirection gives
+    (plain files: read in a thread, in chunks, written directly): every request is read
+    whole, long lines too, and answered; the end of the input ends the connection and
+    the process."""
+    import subprocess
+
+    asked = _asked()
+    if stdin_is == "file":
+        (tmp_path / "in").write_bytes(asked)
+        with open(tmp_path / "in", "rb") as stdin:
+            done = subprocess.run(_stdio_child(m), stdin=stdin, capture_output=True, timeout=120)
+        out = done.stdout
+    else:
+        with open(tmp_path / "out", "wb") as stdout:
+            done = subprocess.run(_stdio_child(m), input=asked, stdout=stdout, stderr=subprocess.PIPE, timeout=120)
+        out = (tmp_path / "out").read_bytes()
+    assert done.returncode == 0 and done.stderr.decode().split() == ["limit", str(4 * 256 * 1024), "served"], done.stderr.decode()[-3000:]
+    assert _answered(out) == {i: {"content": str(n)} for i, n in enumerate(_SIZES)}
+
+
+# ---------------------------------------------------------------- the checks, on the source module
+
+
+def test_check_options_takes_the_connection_keywords_and_refuses_the_rest() -> None:
+    from acpgen.runtime._transports import check_options
+
+    check_options({})
+    check_options({"max_line": 10, "max_in_flight": 2, "drain_timeout": 1.0, "close_grace": None, "logger": None})
+    for name in ("max_lines", "process", "channel", "side", "rpc"):  # unknown, a transport's own, positional
+        with pytest.raises(TypeError, match=f"^unexpected keyword argument '{name}' for a connection$"):
+            check_options({name: 1})
+    for bad in ({"max_line": 1}, {"max_in_flight": 0}, {"drain_timeout": -1}, {"close_grace": -1}):
+        with pytest.raises(ValueError):
+            check_options(bad)
+
+
+def test_check_process_accepts_every_kind_of_path_and_says_what_is_wrong() -> None:
+    from acpgen.runtime._transports import _check_process
+
+    for side in ("client", "agent"):
+        _check_process(side, "agent", ("a", b"b", Path("c")), {"A": "b"}, Path("/"), False)
+        _check_process(side, b"agent", (), None, "/", True)
+        _check_process(side, Path("agent"), (), {}, b"/", True)
+    cases: list[tuple[dict[str, Any], type[Exception], str]] = [
+        ({"side": "server"}, ValueError, "side must be 'client' or 'agent', not 'server'"),
+        ({"program": 3}, TypeError, "the program and its arguments are strings, not int"),
+        ({"args": ("a", None)}, TypeError, "the program and its arguments are strings, not NoneType"),
+        ({"env": "A=1"}, TypeError, "env is a mapping of strings, not str"),
+        ({"env": {"A": 1}}, TypeError, "env maps strings to strings: 'A': 1"),
+        ({"env": {1: "a"}}, TypeError, "env maps strings to strings: 1: 'a'"),
+        ({"cwd": 3}, TypeError, "cwd is a path, not int"),
+        ({"start_new_session": "yes"}, TypeError, "start_new_session is True or False"),
+        ({"start_new_session": 1}, TypeError, "start_new_session is True or False"),
+    ]
+    for bad, error, message in cases:
+        given: dict[str, Any] = {"side": "client", "program": "agent", "args": (), "env": None, "cwd": None, "start_new_session": True}
+        given.update(bad)
+        with pytest.raises(error) as caught:
+            _check_process(**given)
+        assert str(caught.value) == message
+
+
+# An agent outside a process group of its own (``start_new_session=False``), which on the
+# end of its input (argv[2]) exits with status 5 after a while (longer than the default
+# grace), or ignores it (waiting for SIGTERM), or ignores SIGTERM too. It writes argv[1]
+# once its signals are set.
+ALONE = r"""
+import signal, sys, time
+if sys.argv[2] == "stubborn":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+open(sys.argv[1], "w").write("ready")
+sys.stdin.read()
+if sys.argv[2] == "polite":
+    time.sleep(2.5)  # longer than the default close_grace
+    sys.exit(5)
+while True:
+    time.sleep(1)
+"""
+
+
+@pytest.mark.parametrize(("behaviour", "grace", "status"), [("polite", None, 5), ("deaf", 0.3, -signal.SIGTERM), ("stubborn", 0.3, -signal.SIGKILL)])
+def test_closing_an_agent_without_its_own_group_ends_it_step_by_step(m: ModuleType, tmp_path: Path, behaviour: str, grace: float | None, status: int) -> None:
+    """``start_new_session=False``: closing closes the agent's stdin and waits for it to
+    exit (without a limit when ``close_grace`` is None), then terminates it and waits
+    ``close_grace`` s, then kills it; its exit status says which step ended it."""
+    ready = tmp_path / "ready"
+
+    async def scenario() -> None:
+        conn = await m.RPC.spawn(sys.executable, "-c", ALONE, str(ready), behaviour, start_new_session=False, close_grace=grace)
+        conn.start(Client())
+        try:
+            assert os.getpgid(conn.process.pid) == os.getpgid(0)  # in this process's group
+            for _ in range(400):
+                if ready.exists():
+                    break
+                await asyncio.sleep(0.05)
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            await asyncio.wait_for(conn.close(), 20)
+            took = loop.time() - started
+            assert conn.returncode == status, (conn.returncode, took)
+            if behaviour == "polite":
+                assert took >= 2.5
+        finally:
+            if conn.process.returncode is None:
+                conn.process.kill()
+
+    run(scenario())
+
+
+def test_a_connection_over_a_channel_takes_its_options(m: ModuleType) -> None:
+    """``RPC.over``: a connection for its side over a message transport, with the options
+    given (checked first: a misspelled one raises before anything is made)."""
+    pkg = package(m)
+
+    class Reading(Client):
+        async def fs_read_text_file(self, params: Any) -> Any:
+            return m.RPC.codec.load(m.RPC.spec("fs/read_text_file").result, {"content": "A"})
+
+    async def scenario() -> None:
+        a, c = pkg.memory_pair()
+        with pytest.raises(TypeError, match="unexpected keyword argument 'max_lines'"):
+            m.RPC.over("client", c, max_lines=3)
+        agent = m.RPC.over("agent", a, max_in_flight=3)
+        client = m.RPC.over("client", c, max_in_flight=5)
+        assert (agent.side, client.side, agent.max_in_flight, client.max_in_flight) == ("agent", "client", 3, 5)
+        assert agent.rpc is m.RPC and client.rpc is m.RPC
+        agent.start(Client())
+        client.start(Reading())
+        try:
+            got = await asyncio.wait_for(agent.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}), 10)
+            assert (got["content"] if isinstance(got, dict) else got.content) == "A"
+        finally:
+            await asyncio.wait_for(client.close(), 10)
+            await asyncio.wait_for(agent.close(), 10)
+
+    run(scenario())
+
+
+# An agent that says where it runs and what its environment holds (as the content of its
+# answer to the first request), after a line to its stderr.
+SHOW = r"""
+import json, os, sys
+sys.stderr.write("to stderr\n")
+sys.stderr.flush()
+first = json.loads(sys.stdin.readline())
+out = {"cwd": os.getcwd(), "env": os.environ.get("ACPGEN_TEST_VALUE"), "path": first["params"]["path"]}
+sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": first["id"], "result": {"content": json.dumps(out)}}) + "\n")
+sys.stdout.flush()
+sys.stdin.read()
+"""
+
+
+def test_spawn_gives_the_process_its_env_cwd_and_stderr(m: ModuleType, tmp_path: Path) -> None:
+    """``env`` (any mapping) is the process's whole environment, ``cwd`` its directory,
+    ``stderr`` where its stderr goes; the connection is for the ``side`` asked, and its
+    reader holds up to 4 reads of the line reader before it pauses the pipe."""
+    from types import MappingProxyType
+
+    pkg = package(m)
+    lines = importlib.import_module(f"{pkg.__name__}._lines")
+    where = tmp_path / "work"
+    where.mkdir()
+    env = MappingProxyType({"ACPGEN_TEST_VALUE": "v", "MUTANT_UNDER_TEST": os.environ.get("MUTANT_UNDER_TEST", "")})
+
+    async def scenario() -> None:
+        with open(tmp_path / "err", "w") as err:
+            conn = await m.RPC.spawn(sys.executable, "-c", SHOW, side="agent", env=env, cwd=where, stderr=err)
+        conn.start(Client())
+        try:
+            assert conn.side == "agent" and conn.reader._limit == 4 * lines.READ_CHUNK
+            got = await asyncio.wait_for(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}), 10)
+            shown = json.loads(got["content"] if isinstance(got, dict) else got.content)
+            assert shown == {"cwd": str(where.resolve()), "env": "v", "path": "/a"}
+        finally:
+            await asyncio.wait_for(conn.close(), 10)
+
+    run(scenario())
+    assert (tmp_path / "err").read_text() == "to stderr\n"
+
+
+def test_closing_an_agent_without_its_own_group_waits_for_it_not_for_its_pipes(m: ModuleType, tmp_path: Path) -> None:
+    """``start_new_session=False``, ``close_grace=None``: the agent exits at the end of its
+    input while a child it started holds its stdout; closing waits for the agent's exit,
+    not for the pipe (``Process.wait`` would wait for the child too on Python 3.11)."""
+    pidfile = tmp_path / "child.pid"
+
+    async def scenario() -> None:
+        conn = await m.RPC.spawn(sys.executable, "-c", AGENT, str(pidfile), "mute", start_new_session=False, close_grace=None)
+        conn.start(Client())
+        try:
+            await conn.notify("session/cancel", {"sessionId": "s"})
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            await asyncio.wait_for(conn.close(), 25)
+            took = loop.time() - started
+            assert conn.returncode == 3 and took < 15, (conn.returncode, took)
+        finally:
+            _end(pidfile)
+
+    run(scenario())
+
+
+# MARKER, deaf to SIGTERM
+DEAF_MARKER = "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n" + MARKER
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="/proc")
+def test_a_spawn_failing_after_the_start_kills_an_agent_without_its_own_group(m: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``start_new_session=False``: when making the connection fails once the process
+    runs, the process itself is killed (SIGKILL: it ignores SIGTERM) before the error
+    propagates."""
+    pkg = package(m)
+    marker = tmp_path / "started"
+
+    def broken(*args: object, **kwargs: object) -> None:
+        for _ in range(200):
+            if marker.exists() and len(marker.read_text().split()) == 2:
+                raise RuntimeError("no connection")
+            time.sleep(0.05)
+        raise AssertionError("the process did not start")
+
+    monkeypatch.setattr(importlib.import_module(f"{pkg.__name__}._transports"), "Connection", broken)
+
+    async def scenario() -> None:
+        with pytest.raises(RuntimeError, match="no connection"):
+            await m.RPC.spawn(sys.executable, "-c", DEAF_MARKER, str(marker), start_new_session=False)
+        await asyncio.sleep(0.5)
+
+    run(scenario())
+    agent, child = [int(p) for p in marker.read_text().split()]
+    os.kill(child, signal.SIGKILL)  # outside a group of its own, the agent's child is not ours to end
+    left = alive(agent)
+    if left:
+        os.kill(agent, signal.SIGKILL)
+    assert not left
