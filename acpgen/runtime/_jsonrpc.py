@@ -94,18 +94,6 @@ class Rpc:
         self._by_kind: dict[tuple[str, str], MethodSpec] = {}
         for spec in methods:
             self._by_kind.setdefault((spec.method, spec.kind), spec)
-        #: (wire name, kind) -> where its params hold the session id
-        self.sessions: dict[tuple[str, str], str] = {
-            key: spec.session
-            for key, spec in self._by_kind.items()
-            if spec.session is not None
-        }
-        #: (wire name, kind) -> where its params in wire form (a dict) hold it
-        self._session_keys: dict[tuple[str, str], str] = {
-            key: spec.session_key or spec.session
-            for key, spec in self._by_kind.items()
-            if spec.session is not None
-        }
         self._sides: dict[str, dict[tuple[str, str], MethodSpec]] = {}
         self._readers: dict[str | None, Any] = {}
 
@@ -128,14 +116,13 @@ class Rpc:
     def session_of(self, method: str, kind: str, params: Any) -> str | None:
         """The id of the session a message is about (its params' ``sessionId``), or None
         for a message about no session (or whose params do not say one)."""
-        if params is None:
+        spec = self._by_kind.get((method, kind))
+        if spec is None or spec.session is None or params is None:
             return None
-        if isinstance(params, dict):
-            key = self._session_keys.get((method, kind))
-            value = None if key is None else params.get(key)
+        if isinstance(params, dict):  # wire form: by the member's wire key
+            value = params.get(spec.session_key or spec.session)
         else:
-            name = self.sessions.get((method, kind))
-            value = None if name is None else getattr(params, name, None)
+            value = getattr(params, spec.session, None)
         return value if isinstance(value, str) else None
 
     # -- parsing ---------------------------------------------------------------------
