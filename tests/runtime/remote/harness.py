@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from types import ModuleType, SimpleNamespace
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 import pytest
 
@@ -31,3 +32,24 @@ async def served(app: Any, *, http2: bool = False, host: str = "127.0.0.1") -> A
     finally:
         task.cancel()
         await asyncio.wait([task], timeout=10)
+
+
+def sleep_replaced(monkeypatch: pytest.MonkeyPatch, module: ModuleType, sleep: Callable[..., Awaitable[Any]]) -> None:
+    """``module``'s ``asyncio`` with ``sleep`` in place of ``asyncio.sleep``, the rest as
+    asyncio has it."""
+    fake = SimpleNamespace(**{name: getattr(asyncio, name) for name in dir(asyncio) if not name.startswith("_")})
+    fake.sleep = sleep
+    monkeypatch.setattr(module, "asyncio", fake)
+
+
+def pauses_noted(monkeypatch: pytest.MonkeyPatch, module: ModuleType) -> list[float]:
+    """The delays ``module`` sleeps, each noted before it sleeps it."""
+    pauses: list[float] = []
+    sleep = asyncio.sleep
+
+    async def noted(delay: float, *args: Any) -> Any:
+        pauses.append(delay)
+        return await sleep(delay, *args)
+
+    sleep_replaced(monkeypatch, module, noted)
+    return pauses

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from acpgen.runtime._channel import ChannelClosed as ChannelClosedError
+
 from .harness import served
 from .http_peers import Record, app_for, bindings, client_class, new_session, package, prompt, run, start
 
@@ -335,8 +337,6 @@ def test_initialize_posts_then_opens_the_connection_stream() -> None:
 
     go(main())
 
-
-from acpgen.runtime._channel import ChannelClosed as ChannelClosedError  # noqa: E402
 
 
 def test_messages_after_initialize_name_the_connection_and_their_session() -> None:

@@ -15,6 +15,7 @@ from typing import Any, AsyncIterator
 
 import pytest
 
+from .harness import pauses_noted
 from .http_peers import Record, app_for, bindings
 
 INIT = {
@@ -851,22 +852,7 @@ def test_a_client_leaving_before_initialize_is_answered_closes_the_connection(
 def test_delete_keeps_the_connection_registered_until_it_is_closed(
     v1: ModuleType, hs: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pauses: list[float] = []
-    sleep = asyncio.sleep
-
-    async def noted(delay: float, *args: Any) -> Any:
-        pauses.append(delay)
-        return await sleep(delay, *args)
-
-    fake = SimpleNamespace(
-        **{
-            name: getattr(asyncio, name)
-            for name in dir(asyncio)
-            if not name.startswith("_")
-        }
-    )
-    fake.sleep = noted
-    monkeypatch.setattr(hs, "asyncio", fake)
+    pauses = pauses_noted(monkeypatch, hs)
 
     async def main() -> None:
         server = server_of(v1)

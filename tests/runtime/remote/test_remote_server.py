@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from .harness import pauses_noted, sleep_replaced
 from .http_peers import Record, agent_class, app_for, bindings
 
 h2_mod = pytest.importorskip("hypercorn.protocol.h2")
@@ -212,15 +213,7 @@ def sweep_with(
 ) -> Clock:
     clock = Clock(server, steps)
     monkeypatch.setattr(rs, "time", SimpleNamespace(monotonic=clock.monotonic))
-    fake = SimpleNamespace(
-        **{
-            name: getattr(asyncio, name)
-            for name in dir(asyncio)
-            if not name.startswith("_")
-        }
-    )
-    fake.sleep = clock.sleep
-    monkeypatch.setattr(rs, "asyncio", fake)
+    sleep_replaced(monkeypatch, rs, clock.sleep)
     return clock
 
 
@@ -544,22 +537,7 @@ def test_run_server_configures_uvicorn_and_closes_the_connections_when_cancelled
         return listening[-1]
 
     monkeypatch.setattr(rs, "listening_socket", noted)
-    pauses: list[float] = []
-    sleep = asyncio.sleep
-
-    async def paused(delay: float, *args: Any) -> Any:
-        pauses.append(delay)
-        return await sleep(delay, *args)
-
-    fake = SimpleNamespace(
-        **{
-            name: getattr(asyncio, name)
-            for name in dir(asyncio)
-            if not name.startswith("_")
-        }
-    )
-    fake.sleep = paused
-    monkeypatch.setattr(rs, "asyncio", fake)
+    pauses = pauses_noted(monkeypatch, rs)
 
     async def main() -> None:
         app = app_for(v1, Record())
