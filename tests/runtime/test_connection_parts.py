@@ -9,6 +9,7 @@ import asyncio
 import importlib
 import json
 import logging
+import socket
 from types import ModuleType
 from typing import Any
 
@@ -661,5 +662,72 @@ def test_a_handler_whose_answers_came_no_longer_counts_as_waiting(
                     break
                 await asyncio.sleep(0.01)
             assert client.handled == ["update", "update"]
+
+    run(scenario(), timeout=30)
+
+
+class NeverClosed:
+    """A writer whose close never completes (a peer that stops reading, say): the rest
+    as the stream writer it wraps."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self.writer = writer
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.writer, name)
+
+    async def wait_closed(self) -> None:
+        await asyncio.Event().wait()
+
+
+def test_a_close_waits_for_the_output_to_close_for_its_grace_only(m: ModuleType) -> None:
+    """Every wait has an end: an output whose close never completes holds a close for
+    ``close_grace`` seconds, not for ever."""
+
+    async def scenario() -> None:
+        reader, writer, _, peer_w = await socket_streams()
+        conn = m.RPC.connect("client", reader, NeverClosed(writer), close_grace=0.3)
+        conn.start(Stuck())
+        await asyncio.sleep(0.01)
+        began = asyncio.get_running_loop().time()
+        await asyncio.wait_for(conn.close(), 10)
+        assert asyncio.get_running_loop().time() - began < 5
+        assert conn.closed
+        peer_w.close()
+
+    run(scenario(), timeout=30)
+
+
+def test_a_request_cancelled_before_its_line_was_written_sends_no_cancel(m: ModuleType) -> None:
+    """A request cancelled while it waits behind another write (here a large
+    notification the peer does not read yet) never reached the peer: no
+    ``$/cancel_request`` follows it, and neither does its own line."""
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        ours, peer = socket.socketpair()
+        peer.setblocking(False)
+        reader, writer = await asyncio.open_connection(sock=ours)
+        conn = m.RPC.connect("client", reader, writer)
+        conn.start(Stuck())
+        big = asyncio.ensure_future(conn.notify("_big/note", {"data": "x" * 8_000_000}))
+        await asyncio.sleep(0.05)
+        assert not big.done()  # held: the peer reads nothing yet
+        ask = asyncio.ensure_future(conn.request("_ext/ask", {}))
+        await asyncio.sleep(0.05)
+        ask.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await ask
+        data = b""
+        while True:
+            try:
+                data += await asyncio.wait_for(loop.sock_recv(peer, 1 << 20), 0.5)
+            except asyncio.TimeoutError:
+                break
+        await asyncio.wait_for(big, 5)
+        methods = [json.loads(line).get("method") for line in data.splitlines() if line.strip()]
+        assert methods == ["_big/note"]
+        await conn.close()
+        peer.close()
 
     run(scenario(), timeout=30)
