@@ -731,3 +731,25 @@ def test_a_request_cancelled_before_its_line_was_written_sends_no_cancel(m: Modu
         peer.close()
 
     run(scenario(), timeout=30)
+
+
+def test_a_process_given_without_a_watch_is_ended_within_the_close_grace(m: ModuleType) -> None:
+    """A connection made over a process's pipes with ``process=`` (not spawned, not
+    watched) ends that process on close: it is given ``close_grace`` s to exit once its
+    input is closed, then terminated. One that ignores its closed input (``sleep``) is
+    ended within about that grace, not the default one."""
+
+    async def scenario() -> None:
+        proc = await asyncio.create_subprocess_exec(
+            "sleep", "60", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        conn = m.RPC.connect("client", proc.stdout, proc.stdin, process=proc, close_grace=0.1)
+        conn.start(Stuck())
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        await asyncio.wait_for(conn.close(), 10)
+        assert proc.returncode is not None
+        assert loop.time() - began < 1.8  # the default grace is 2 s
+
+    run(scenario(), timeout=30)
