@@ -644,6 +644,7 @@ def test_an_error_with_a_null_id_is_logged_as_an_error(m: ModuleType, caplog: py
             asked = asyncio.ensure_future(conn.request("fs/read_text_file", {"sessionId": "s", "path": "/a"}))
             await peer.recv()
             await peer.send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
+            await peer.send({"jsonrpc": "2.0", "id": 99, "error": {"code": -32603, "message": "stray"}})
             await asyncio.sleep(0.1)
             assert not asked.done()
             asked.cancel()
@@ -651,7 +652,13 @@ def test_an_error_with_a_null_id_is_logged_as_an_error(m: ModuleType, caplog: py
     with caplog.at_level(logging.DEBUG):
         run(scenario())
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert len(errors) == 1 and "null id" in errors[0] and "-32700" in errors[0], errors
+    assert errors == [
+        "the peer answered with an error and a null id, which JSON-RPC gives when it could not"
+        " read a frame's id: {'code': -32700, 'message': 'Parse error'}"
+    ]
+    # an error answering an id with no request in flight is a stray answer, not that
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert "response to id 99 with no request in flight" in warnings
 
 
 def test_a_request_cancelled_in_the_same_read_is_answered_once(m: ModuleType) -> None:
