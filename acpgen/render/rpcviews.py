@@ -32,26 +32,12 @@ class MethodView:
     def signature(self, indent: str = "    ") -> str:
         """``async def handler(self, params: P) -> R:`` as black lays it out (a def is split
         at its first bracket: the parameters on one line, else one per line)."""
-        return def_lines(
-            indent,
-            f"async def {self.handler}(",
-            ("self", f"params: {self.params_type}"),
-            f") -> {self.result_type}:",
-        )
+        return def_lines(indent, f"async def {self.handler}(", ("self", f"params: {self.params_type}"), f") -> {self.result_type}:")
 
     def handler_signature(self, indent: str = "    ") -> str:
         """The interface's signature: as :meth:`signature`, ``R | None`` for an empty result."""
-        result = (
-            f"{self.result_type} | None"
-            if self.empty_result and self.result_type != "Any"
-            else self.result_type
-        )
-        return def_lines(
-            indent,
-            f"async def {self.handler}(",
-            ("self", f"params: {self.params_type}"),
-            f") -> {result}:",
-        )
+        result = f"{self.result_type} | None" if self.empty_result and self.result_type != "Any" else self.result_type
+        return def_lines(indent, f"async def {self.handler}(", ("self", f"params: {self.params_type}"), f") -> {result}:")
 
     @property
     def params_type(self) -> str:
@@ -91,16 +77,18 @@ def def_lines(indent: str, head: str, params: tuple[str, ...], tail: str) -> str
     return "\n".join([indent + head, *(f"{inner}{p}," for p in params), indent + tail])
 
 
-def method_views(
-    protocol: ir.Protocol, names: Names, by_key: bool = False
-) -> tuple[MethodView, ...]:
+def method_views(protocol: ir.Protocol, names: Names, by_key: bool = False) -> tuple[MethodView, ...]:
     """The method table; ``by_key``: params are dicts (TypedDict), read by wire name."""
     defs = protocol.def_map()
 
-    def session(m: ir.Method) -> str | None:
+    def session(m: ir.Method) -> tuple[str | None, str | None]:
+        """Where the params hold the session, and its wire key where that differs."""
         if m.session is None or m.params is None:
-            return None
-        return m.session if by_key else names.attr(m.params, m.session)
+            return None, None
+        if by_key:
+            return m.session, None
+        attr = names.attr(m.params, m.session)
+        return attr, (None if attr == m.session else m.session)
 
     def prose(m: ir.Method) -> str | None:
         """The method's prose, else its params type's description."""
@@ -116,10 +104,8 @@ def method_views(
             names.type(m.result) if m.result else "None",
             names.handler(m.name, m.kind),
             prose(m),
-            m.kind == "request"
-            and _empty_object(defs.get(m.result) if m.result else None),
-            session(m),
-            None if by_key or session(m) == m.session else m.session,
+            m.kind == "request" and _empty_object(defs.get(m.result) if m.result else None),
+            *session(m),
         )
         for m in protocol.methods
     )
@@ -132,10 +118,7 @@ def _empty_object(d: ir.Def | None) -> bool:
 
 #: the sides whose methods each interface implements ("" is a method whose side the
 #: schema does not say: both sides may receive it)
-RECEIVED_BY = {
-    "agent": ("agent", "both", "protocol", ""),
-    "client": ("client", "both", "protocol", ""),
-}
+RECEIVED_BY = {"agent": ("agent", "both", "protocol", ""), "client": ("client", "both", "protocol", "")}
 
 
 def rpc_view(protocol: ir.Protocol, names: Names, by_key: bool = False) -> RpcView:
