@@ -26,8 +26,12 @@ the SDK's app is ``acp.http.asgi.create_asgi_app(...)``, its clients
   request failed (a fresh server; a step that misses is measured once more; bounded by
   ``MAX_HELD``). The clients of all ``n`` connections run in this process.
 
+Both ends of every remote figure run on the same event loop: uvloop's when it is installed
+(what the runtime's ``run`` and uvicorn pick then), asyncio's own otherwise; with uvloop,
+the small requests over WebSocket are measured on asyncio's own loop too (both ends).
+
 The server is this file run as ``remote.py serve <impl> <transport> [<package>]``: it prints
-its port and serves until its stdin closes.
+its port and serves until its stdin closes (on uvloop when ``ACPGEN_BENCH_UVLOOP`` is 1).
 """
 
 from __future__ import annotations
@@ -44,7 +48,19 @@ import tempfile
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable, Coroutine, TypeVar
+
+from acpgen.runtime._remote import loop_factory, run
+
+T = TypeVar("T")
+#: whether the remote figures run on uvloop (both ends): when it is installed
+UVLOOP = loop_factory() is not None
+
+
+def on_loop(main: Coroutine[Any, Any, T], uvloop: bool = UVLOOP) -> T:
+    """Run ``main`` on uvloop (``uvloop``) or asyncio's own loop."""
+    return run(main, uvloop=uvloop)
+
 
 TRANSPORTS = {"ws": "WebSocket", "http1": "HTTP/1.1 + SSE", "http2": "HTTP/2"}
 CHUNK = "chunk of text"
@@ -150,18 +166,19 @@ def serve(impl: str, transport: str, package: str | None) -> None:
         os._exit(0)
 
     threading.Thread(target=watch, daemon=True).start()
-    asyncio.run(run_server(app, "127.0.0.1", 0, http2=transport == "http2", started=started))
+    on_loop(run_server(app, "127.0.0.1", 0, http2=transport == "http2", started=started), os.environ.get("ACPGEN_BENCH_UVLOOP") == "1")
 
 
 class Server:
     """A server process (see :func:`serve`) and its address."""
 
-    def __init__(self, impl: str, transport: str, package: Path | None) -> None:
+    def __init__(self, impl: str, transport: str, package: Path | None, uvloop: bool = UVLOOP) -> None:
         self.log = tempfile.TemporaryFile()
         args = [sys.executable, str(Path(__file__).resolve()), "serve", impl, transport]
         if package is not None:
             args.append(str(package))
-        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        env = {**os.environ, "ACPGEN_BENCH_UVLOOP": "1" if uvloop else "0"}
+        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True, env=env)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line.startswith("PORT "):
@@ -416,6 +433,22 @@ async def probe(connect: Callable[[], Awaitable[Peer]]) -> str | None:
     return None
 
 
+def asyncio_loop_requests(runs: int, v1: Any, package: Path, figure: Callable[..., dict[str, Any]], count: int, log: Callable[[str], None]) -> dict[str, Any]:
+    """The small requests over WebSocket with both ends on asyncio's own loop."""
+    servers = {"acpgen": Server("acpgen", "ws", package, uvloop=False), "sdk": Server("sdk", "ws", None, uvloop=False)}
+    requests: dict[str, list[float]] = {"acpgen": [], "sdk": []}
+    try:
+        connect = {impl: connector(impl, v1, s, "ws") for impl, s in servers.items()}
+        for i in range(runs):
+            for impl in ("acpgen", "sdk") if i % 2 == 0 else ("sdk", "acpgen"):
+                requests[impl].append(count / on_loop(timed_requests(connect[impl], count), False))
+        log(f"  WebSocket, asyncio's own loop: requests {requests}")
+    finally:
+        for s in servers.values():
+            s.stop()
+    return figure(f"WebSocket, asyncio's own loop: {count:,} sequential small requests (authenticate)", requests["acpgen"], requests["sdk"], "req/s", None, True)
+
+
 def figures(
     runs: int,
     v1: Any,
@@ -439,7 +472,7 @@ def figures(
         servers = {"acpgen": Server("acpgen", transport, package), "sdk": Server("sdk", transport, None)}
         try:
             connect = {impl: connector(impl, v1, s, transport) for impl, s in servers.items()}
-            failed = {impl: asyncio.run(probe(c)) for impl, c in connect.items()}
+            failed = {impl: on_loop(probe(c)) for impl, c in connect.items()}
             if any(failed.values()):
                 log(f"  {name}: not measured ({'; '.join(f'{i}: {why}' for i, why in failed.items() if why)})")
                 skipped.append(transport)
@@ -448,21 +481,23 @@ def figures(
             requests: dict[str, list[float]] = {"acpgen": [], "sdk": []}
             for i in range(runs):  # in turns: acpgen first in one round, the SDK in the next
                 for impl in ("acpgen", "sdk") if i % 2 == 0 else ("sdk", "acpgen"):
-                    turns[impl].append(chunks / asyncio.run(timed_turn(connect[impl], chunks)))
-                    requests[impl].append(count / asyncio.run(timed_requests(connect[impl], count)))
+                    turns[impl].append(chunks / on_loop(timed_turn(connect[impl], chunks)))
+                    requests[impl].append(count / on_loop(timed_requests(connect[impl], count)))
             log(f"  {name}: turn {turns}, requests {requests}")
         finally:
             for s in servers.values():
                 s.stop()
         out.append(figure(f"{name}: prompt turn, {chunks:,} chunks, agent in its own process", turns["acpgen"], turns["sdk"], "msg/s", ">=1.5x", True))
         out.append(figure(f"{name}: {count:,} sequential small requests (authenticate)", requests["acpgen"], requests["sdk"], "req/s", ">=1.5x", True))
+        if transport == "ws" and UVLOOP:
+            out.append(asyncio_loop_requests(runs, v1, package, figure, count, log))
     for transport in (t for t in transports if t not in skipped):
         per: dict[str, list[float]] = {"acpgen": [], "sdk": []}
         for i in range(max(1, runs // 2)):
             for impl in ("acpgen", "sdk") if i % 2 == 0 else ("sdk", "acpgen"):
                 server = Server(impl, transport, package if impl == "acpgen" else None)
                 try:
-                    per[impl].append(asyncio.run(idle_memory(server, connector(impl, v1, server, transport), idle)) / 1024)
+                    per[impl].append(on_loop(idle_memory(server, connector(impl, v1, server, transport), idle)) / 1024)
                 finally:
                     server.stop()
         log(f"  {TRANSPORTS[transport]}: KiB per idle connection {per}")
@@ -473,7 +508,7 @@ def figures(
             log(f"  {TRANSPORTS[transport]}, {impl}: connections held")
             server = Server(impl, transport, package if impl == "acpgen" else None)
             try:
-                counts[impl] = [float(asyncio.run(connections_held(connector(impl, v1, server, transport), window, log)))]
+                counts[impl] = [float(on_loop(connections_held(connector(impl, v1, server, transport), window, log)))]
             finally:
                 server.stop()
         out.append(figure(

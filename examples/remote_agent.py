@@ -14,10 +14,9 @@ proxy, say). ``--token TOKEN`` asks every client for ``Authorization: Bearer TOK
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 
-from acp_pydantic import Security, bearer, run_server, v1
+from acp_pydantic import Security, bearer, run, run_server, v1
 from echo_agent import versions
 
 
@@ -44,7 +43,7 @@ def main() -> None:
 
     served = run_server(app(args.host, args.token, args.allow_host), args.host, args.port, http2=args.http2, started=started)
     try:
-        asyncio.run(served)
+        run(served)  # on uvloop when it is installed, asyncio's loop otherwise
     except KeyboardInterrupt:
         pass
 

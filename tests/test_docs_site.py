@@ -136,10 +136,13 @@ def test_every_mark_link_lands_on_its_release_section(history_site: tuple[Path, 
         page.locator(f"article a[href$='#{sorted(targets)[0]}']").first.click()
         page.wait_for_load_state("networkidle")
         assert page.url.endswith("#" + sorted(targets)[0])
-        top = page.evaluate("id => document.getElementById(id).getBoundingClientRect().top", sorted(targets)[0])
-        assert -5 <= top <= 200 or page.evaluate(
-            "() => Math.ceil(window.scrollY + window.innerHeight) >= document.documentElement.scrollHeight"
-        )
+        # the browser may still be scrolling on a busy machine: wait (bounded) for it to land
+        landed_at_top = """id => {
+            const top = document.getElementById(id).getBoundingClientRect().top;
+            return (-5 <= top && top <= 200)
+                || Math.ceil(window.scrollY + window.innerHeight) >= document.documentElement.scrollHeight;
+        }"""
+        page.wait_for_function(landed_at_top, arg=sorted(targets)[0], timeout=10_000)
         assert errors == [] and more == [], (rel, errors, more)
         page.close()
         changes.close()

@@ -106,7 +106,7 @@ LAZY = (
     ("_tool_calls", ("PermissionOutcome", "ToolCalls", "permission_options")),
     ("_versions", ("UNSUPPORTED_PROTOCOL_VERSION", "UnsupportedProtocolVersionError", "Versions")),
     ("_channel", ("Channel", "ChannelClosed", "memory_pair")),
-    ("_remote", ("RefusedError", "RemoteDependencyError", "Security", "bearer")),
+    ("_remote", ("RefusedError", "RemoteDependencyError", "Security", "bearer", "run")),
     ("_remote_server", ("mend_hypercorn_h2", "run_server")),
     ("_remote_client", ("RemoteInfo", "Reconnected", "SessionLoadUnsupportedError", "reconnect")),
 )

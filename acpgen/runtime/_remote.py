@@ -11,6 +11,7 @@ served: a package without them imports and serves stdio as before.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 import ipaddress
@@ -18,7 +19,7 @@ import secrets
 import socket
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Awaitable, Callable, Final, Mapping, Union
+from typing import Any, Awaitable, Callable, Coroutine, Final, Mapping, TypeVar, Union
 
 from ._channel import ChannelClosed
 
@@ -48,6 +49,7 @@ _INSTALL: Final = {
     "http": ("httpx", "httpx_sse", "aiohttp"),
     "ws": ("aiohttp",),
     "http2-client": ("httpx", "httpx_sse", "curl_cffi"),
+    "event loop": ("uvloop",),
 }
 _PIP: Final = {
     "starlette": "starlette",
@@ -60,6 +62,7 @@ _PIP: Final = {
     "aiohttp": "aiohttp",
     "websockets": "websockets",
     "curl_cffi": "curl_cffi",
+    "uvloop": "uvloop",
 }
 
 
@@ -321,6 +324,48 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+# -- the event loop ------------------------------------------------------------------
+T = TypeVar("T")
+
+
+def loop_factory(
+    uvloop: bool | None = None,
+) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """What :func:`run` makes its event loop with: uvloop's when it is installed (with
+    ``uvloop=True``, required: :class:`RemoteDependencyError` names it when absent),
+    ``None`` (asyncio's own loop) when it is not or with ``uvloop=False``."""
+    if uvloop is False:
+        return None
+    try:
+        module = importlib.import_module("uvloop")
+    except ImportError:
+        if uvloop:
+            need("uvloop", "event loop")
+        return None
+    factory: Callable[[], asyncio.AbstractEventLoop] = module.new_event_loop
+    return factory
+
+
+def run(
+    main: Coroutine[Any, Any, T],
+    *,
+    uvloop: bool | None = None,
+    debug: bool | None = None,
+) -> T:
+    """``asyncio.run(main)`` on uvloop's event loop when it is installed (the loop
+    uvicorn picks for itself then), asyncio's own otherwise; ``uvloop`` as in
+    :func:`loop_factory`. uvloop runs the loop's own work (polling, callbacks, socket
+    reads and writes, timers) in C: a small request served over WebSocket or HTTP costs
+    both ends about a third less CPU. The connection behaves the same on either loop."""
+    try:
+        factory = loop_factory(uvloop)
+    except BaseException:
+        main.close()  # never run: no "was never awaited" warning
+        raise
+    with asyncio.Runner(debug=debug, loop_factory=factory) as runner:
+        return runner.run(main)
+
+
 __all__ = [
     "Authenticate",
     "PATH",
@@ -330,5 +375,7 @@ __all__ = [
     "Security",
     "ServerOptions",
     "bearer",
+    "loop_factory",
     "need",
+    "run",
 ]

@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import stat
 import sys
-from typing import Any, Awaitable, Callable, Final, Mapping
+from typing import Any, Awaitable, Callable, Final, Mapping, cast
 
 from ._connection import CLOSE_GRACE, KILL_WAIT, Connection, _check_values
 from ._jsonrpc import Rpc
@@ -254,8 +255,8 @@ class _AgentProtocol(asyncio.subprocess.SubprocessStreamProtocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
-        assert isinstance(transport, asyncio.SubprocessTransport)
-        self._process = transport
+        # a subprocess transport (uvloop's does not derive from asyncio's class)
+        self._process = cast(asyncio.SubprocessTransport, transport)
 
     def process_exited(self) -> None:
         code = self._process.get_returncode() if self._process is not None else None
@@ -269,6 +270,8 @@ async def stdio_connection(rpc: Rpc, side: str, **options: Any) -> Connection:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=4 * READ_CHUNK)
     try:
+        if not _is_pipe(sys.stdin):
+            raise ValueError("not a pipe")
         await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
         )
@@ -276,6 +279,8 @@ async def stdio_connection(rpc: Rpc, side: str, **options: Any) -> Connection:
         loop.run_in_executor(None, _feed, loop, reader, sys.stdin.buffer)
     writer: Any
     try:
+        if not _is_pipe(sys.stdout):
+            raise ValueError("not a pipe")
         transport, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, sys.stdout
         )
@@ -283,6 +288,17 @@ async def stdio_connection(rpc: Rpc, side: str, **options: Any) -> Connection:
     except ValueError:
         writer = _FileWriter(sys.stdout.buffer)
     return Connection(rpc, side, reader, writer, **options)
+
+
+def _is_pipe(file: Any) -> bool:
+    """Whether ``file`` is what an event loop's pipe transport takes: a pipe, a socket or
+    a terminal, as asyncio checks (uvloop aborts the process on a plain file instead of
+    raising ``ValueError``)."""
+    try:
+        mode = os.fstat(file.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
 
 def _feed(

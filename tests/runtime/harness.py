@@ -109,6 +109,25 @@ def run(coro: Any, timeout: float = 60.0) -> Any:
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
+def run_on_uvloop_in(monkeypatch: Any, *modules: ModuleType) -> list[str]:
+    """Make the ``run`` of each test module in ``modules`` run its scenarios on uvloop
+    (through the runtime's ``run``); the list returned gets the kind of loop each ran on."""
+    from acpgen.runtime import _remote
+
+    loops: list[str] = []
+
+    def on_uvloop(coro: Any, timeout: float = 60.0) -> Any:
+        async def bounded() -> Any:
+            loops.append(type(asyncio.get_running_loop()).__module__.split(".")[0])
+            return await asyncio.wait_for(coro, timeout)
+
+        return _remote.run(bounded(), uvloop=True)
+
+    for tests in modules:
+        monkeypatch.setattr(tests, "run", on_uvloop)
+    return loops
+
+
 def alive(pid: int) -> bool:
     """Whether process ``pid`` runs (a zombie, which only waits to be reaped, does not)."""
     import os

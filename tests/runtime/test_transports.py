@@ -390,9 +390,10 @@ def test_a_spawn_failing_after_the_start_leaves_nothing_behind(m: ModuleType, tm
 # A client on RPC.stdio (argv[1]: the directory that holds the generated package, argv[2]
 # its name) that answers fs/read_text_file with the length of the path it was asked.
 STDIO_CLIENT = r"""
-import asyncio, importlib, sys
+import asyncio, importlib, os, sys
 sys.path.insert(0, sys.argv[1])
 m = importlib.import_module(sys.argv[2] + ".v1")
+run = importlib.import_module(sys.argv[2]).run if os.environ.get("ACPGEN_TEST_UVLOOP") else asyncio.run
 
 class Client:
     async def fs_read_text_file(self, params):
@@ -401,11 +402,12 @@ class Client:
 
 async def main():
     conn = await m.RPC.stdio("client", max_line=2_000_000)
-    print("limit", conn.reader._limit, file=sys.stderr)
+    loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
+    print("limit", conn.reader._limit, loop, file=sys.stderr)
     await conn.serve(Client())
     print("served", file=sys.stderr)
 
-asyncio.run(main())
+run(main())
 """
 
 # paths longer than the chunks stdin is read in (READ_CHUNK, 256 KiB), and short ones
@@ -451,11 +453,31 @@ def test_stdio_reads_a_file_or_a_pipe_and_writes_the_other(m: ModuleType, tmp_pa
         with open(tmp_path / "out", "wb") as stdout:
             done = subprocess.run(_stdio_child(m), input=asked, stdout=stdout, stderr=subprocess.PIPE, timeout=120)
         out = (tmp_path / "out").read_bytes()
-    assert done.returncode == 0 and done.stderr.decode().split() == ["limit", str(4 * 256 * 1024), "served"], done.stderr.decode()[-3000:]
+    loop = "uvloop" if os.environ.get("ACPGEN_TEST_UVLOOP") else "asyncio"  # see test_transports_uvloop.py
+    assert done.returncode == 0 and done.stderr.decode().split() == ["limit", str(4 * 256 * 1024), loop, "served"], done.stderr.decode()[-3000:]
     assert _answered(out) == {i: {"content": str(n)} for i, n in enumerate(_SIZES)}
 
 
 # ---------------------------------------------------------------- the checks, on the source module
+
+
+def test_only_pipes_sockets_and_terminals_go_to_the_loops_pipe_transports(tmp_path: Path) -> None:
+    """``RPC.stdio`` reads and writes a plain file itself (uvloop would abort the process
+    on one, where asyncio raises ``ValueError``)."""
+    import socket
+
+    from acpgen.runtime._transports import _is_pipe
+
+    r, w = os.pipe()
+    a, b = socket.socketpair()
+    with open(r, "rb") as reader, open(w, "wb") as writer, a, b, open(os.devnull, "rb") as null:
+        assert _is_pipe(reader) and _is_pipe(writer) and _is_pipe(a) and _is_pipe(null)
+    (tmp_path / "plain").write_bytes(b"x")
+    with open(tmp_path / "plain", "rb") as plain:
+        assert not _is_pipe(plain)
+    assert not _is_pipe(plain)  # closed: fileno() raises ValueError
+    assert not _is_pipe(object())  # no fileno at all
+    assert not _is_pipe(a)  # a closed socket: fstat(-1) raises OSError
 
 
 def test_check_options_takes_the_connection_keywords_and_refuses_the_rest() -> None:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
         Versions,
     )
     from ._channel import Channel, ChannelClosed, memory_pair
-    from ._remote import RefusedError, RemoteDependencyError, Security, bearer
+    from ._remote import RefusedError, RemoteDependencyError, Security, bearer, run
     from ._remote_server import mend_hypercorn_h2, run_server
     from ._remote_client import (
         RemoteInfo,
@@ -106,6 +106,7 @@ def __getattr__(name: str) -> Any:
         "RemoteDependencyError",
         "Security",
         "bearer",
+        "run",
     ):
         from . import _remote
 
@@ -180,5 +181,6 @@ __all__ = [
     "mend_hypercorn_h2",
     "permission_options",
     "reconnect",
+    "run",
     "run_server",
 ]

@@ -434,3 +434,51 @@ def test_a_sized_listener_gives_the_default_timeout_as_socket_accept_does() -> N
                     assert accepted.gettimeout() == 7.0, server
     finally:
         socket.setdefaulttimeout(None)
+
+
+# -- the event loop run() picks ------------------------------------------------------
+async def _loop_kind(value: int) -> tuple[str, int]:
+    await asyncio.sleep(0)
+    return type(asyncio.get_running_loop()).__module__.split(".")[0], value
+
+
+def test_run_picks_uvloop_when_installed() -> None:
+    pytest.importorskip("uvloop", reason="uvloop is not installed (pip install uvloop)")
+    assert _remote.run(_loop_kind(1)) == ("uvloop", 1)
+    assert _remote.run(_loop_kind(2), uvloop=True) == ("uvloop", 2)
+    assert _remote.run(_loop_kind(3), uvloop=False) == ("asyncio", 3)
+
+
+def test_run_falls_back_to_asyncio_without_uvloop(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "uvloop", None)
+    assert _remote.loop_factory() is None and _remote.loop_factory(False) is None
+    assert _remote.run(_loop_kind(4)) == ("asyncio", 4)
+    main = _loop_kind(5)
+    with pytest.raises(_remote.RemoteDependencyError) as caught:
+        _remote.run(main, uvloop=True)
+    assert main.cr_frame is None  # closed, never run: no warning that it was never awaited
+    assert str(caught.value) == (
+        "the ACP remote transport (event loop) needs the Python package 'uvloop', which is not installed:"
+        " pip install 'uvloop'"
+    )
+
+
+def test_run_gives_the_coroutines_error_and_closes_its_loop() -> None:
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    async def fails() -> None:
+        loops.append(asyncio.get_running_loop())
+        raise LookupError("the handler's")
+
+    for choice in (None, False):
+        with pytest.raises(LookupError, match="the handler's"):
+            _remote.run(fails(), uvloop=choice)
+    assert len(loops) == 2 and all(loop.is_closed() for loop in loops)
+
+
+def test_run_in_debug_mode() -> None:
+    async def debug() -> bool:
+        return asyncio.get_running_loop().get_debug()
+
+    assert _remote.run(debug(), debug=True) is True
+    assert _remote.run(debug(), uvloop=False, debug=True) is True
