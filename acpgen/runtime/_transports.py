@@ -269,31 +269,27 @@ async def stdio_connection(rpc: Rpc, side: str, **options: Any) -> Connection:
     """A :class:`Connection` over this process's stdin and stdout."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=4 * READ_CHUNK)
-    try:
-        if not _is_pipe(sys.stdin):
-            raise ValueError("not a pipe")
+    if _is_pipe(sys.stdin):
         await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
         )
-    except ValueError:  # not a pipe: feed the reader from a thread
+    else:  # a plain file (a shell's redirection): fed to the reader from a thread
         loop.run_in_executor(None, _feed, loop, reader, sys.stdin.buffer)
     writer: Any
-    try:
-        if not _is_pipe(sys.stdout):
-            raise ValueError("not a pipe")
+    if _is_pipe(sys.stdout):
         transport, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, sys.stdout
         )
         writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-    except ValueError:
+    else:  # a plain file: written directly
         writer = _FileWriter(sys.stdout.buffer)
     return Connection(rpc, side, reader, writer, **options)
 
 
 def _is_pipe(file: Any) -> bool:
     """Whether ``file`` is what an event loop's pipe transport takes: a pipe, a socket or
-    a terminal, as asyncio checks (uvloop aborts the process on a plain file instead of
-    raising ``ValueError``)."""
+    a terminal, as asyncio checks (asyncio raises ``ValueError`` on anything else, uvloop
+    aborts the process)."""
     try:
         mode = os.fstat(file.fileno()).st_mode
     except (OSError, ValueError, AttributeError):
