@@ -492,6 +492,26 @@ def test_an_iterator_at_max_queued_stops_the_next_update_being_handled(style: st
 
 
 @pytest.mark.parametrize("style", STYLES)
+def test_an_iterator_of_a_session_whose_id_is_empty_holds_the_connection_back_too(style: str, sdk: Path) -> None:
+    """The empty string is a session id like any other: its iterator gets the updates
+    and holds the connection back at ``max_queued`` (reading one notification ahead)."""
+    m = sdk_module(sdk, style, "v1")
+
+    async def body() -> None:
+        async with served(m, max_in_flight=1, max_queued=3) as (sessions, conn, peer):
+            updates = sessions.session("").updates()
+            notes = [note({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": str(i)}}, "") for i in range(20)]
+            sending = asyncio.create_task(peer.send(*notes))
+            await asyncio.sleep(0.2)
+            assert len(updates._feed.items) == 3
+            assert (await updates.__anext__()).data["content"]["text"] == "0"
+            await updates.aclose()
+            await asyncio.wait_for(sending, 5)
+
+    run(body())
+
+
+@pytest.mark.parametrize("style", STYLES)
 def test_without_the_handler_an_iterator_left_behind_drops_its_oldest(style: str, sdk: Path) -> None:
     m = sdk_module(sdk, style, "v1")
 

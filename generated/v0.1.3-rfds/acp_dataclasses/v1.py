@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: f1f9661f00ebba328ba680a4d521ad141e370ca454a22f5205540124b52f6d6e
+# input-hash: ddeadc1d41e0d7930b167ff5e3118db52c9dffd8d2e00924e8ef834e456a3bdd
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations

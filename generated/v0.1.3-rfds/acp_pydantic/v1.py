@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 22b76361b59c3900f2fd77e6d8d125178bac3c99dad9f35b97fbfe244ca554dd
+# input-hash: e59e4b308bb71c6ebe201a61199857dda0f609bf3a48cb6d112d2ed9fccaff2b
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (
