@@ -865,3 +865,67 @@ def test_a_handler_that_ignores_its_cancellation_is_cancelled_again_after_the_gr
             assert handler.cancels == 2
 
     run(scenario(), timeout=30)
+
+
+def test_a_notification_handler_can_close_its_connection(m: ModuleType) -> None:
+    """A close from a notification handler runs in the task of the handlers of its
+    session: it neither waits for that task (``drain_timeout`` is long here) nor cancels
+    it."""
+
+    class Closing:
+        conn: Any = None
+        after = False
+
+        async def session_update(self, params: Any) -> None:
+            await self.conn.close("asked by a notification handler")
+            await asyncio.sleep(0)
+            self.after = True
+
+    async def scenario() -> None:
+        handler = Closing()
+        async with raw_peer(m, "client", handler, start=False, drain_timeout=30) as (
+            conn,
+            peer,
+        ):
+            handler.conn = conn
+            conn.start(handler)
+            await peer.send(update("1"))
+            await asyncio.wait_for(conn.closed, 10)
+            assert conn.close_reason == "asked by a notification handler"
+            for _ in range(200):
+                if handler.after:
+                    break
+                await asyncio.sleep(0.01)
+            assert handler.after
+
+    run(scenario(), timeout=30)
+
+
+def test_an_answer_queued_behind_a_notification_a_close_drops_is_delivered(
+    m: ModuleType,
+) -> None:
+    """An answer that waits behind a notification of its session still being handled
+    when the connection closes (past ``drain_timeout``) is delivered all the same: the
+    request gets its result, not a closed connection's error."""
+
+    async def scenario() -> None:
+        client = Stuck()
+        async with raw_peer(m, "client", client, drain_timeout=0.1) as (conn, peer):
+            params = m.RPC.codec.load(
+                m.PromptRequest,
+                {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]},
+            )
+            prompt = asyncio.ensure_future(m.RemoteAgent(conn).session_prompt(params))
+            asked = await peer.recv()
+            await peer.send(update("1"))
+            while client.started < 1:
+                await asyncio.sleep(0.01)
+            answer = {"stopReason": "end_turn"}
+            await peer.send({"jsonrpc": "2.0", "id": asked["id"], "result": answer})
+            await asyncio.sleep(0.2)
+            assert not prompt.done()  # behind the update being handled
+            await asyncio.wait_for(conn.close("enough"), 10)
+            result = await asyncio.wait_for(prompt, 5)
+            assert m.RPC.codec.dump(result)["stopReason"] == "end_turn"
+
+    run(scenario(), timeout=30)
