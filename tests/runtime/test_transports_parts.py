@@ -222,3 +222,31 @@ def test_the_file_writer_writes_and_flushes_its_file() -> None:
         assert await writer.wait_closed() is None
 
     asyncio.run(scenario())
+
+
+def test_stdio_hands_the_connection_its_side_and_options(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``RPC.stdio`` over pipes (this process's stdin and stdout stood in for): the
+    connection is for the side given, with the options given."""
+    from .harness import module
+
+    m = module("pydantic", tmp_path_factory.mktemp("rpc-pydantic"))
+    r_in, w_in = os.pipe()
+    r_out, w_out = os.pipe()
+    monkeypatch.setattr(sys, "stdin", open(r_in, "r"))
+    monkeypatch.setattr(sys, "stdout", open(w_out, "w"))
+
+    async def scenario() -> None:
+        conn = await m.RPC.stdio("client", max_line=4096, max_in_flight=3)
+        try:
+            assert conn.side == "client"
+            assert (conn.max_line, conn.max_in_flight) == (4096, 3)
+        finally:
+            os.close(w_in)  # the end of the input
+            await asyncio.wait_for(conn.close(), 10)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        os.close(r_out)
