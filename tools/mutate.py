@@ -65,6 +65,7 @@ PACKAGES: dict[str, list[str]] = {
         "tests/runtime/test_skim.py",
         "tests/runtime/test_batches.py",
         "tests/runtime/test_transports.py",
+        "tests/runtime/test_transports_parts.py",
         "tests/runtime/test_telemetry.py",
         "tests/runtime/test_versions.py",
         "tests/runtime/test_sessions.py",

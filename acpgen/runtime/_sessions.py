@@ -414,7 +414,7 @@ class _Handler:
     async def _update(self, params: Any) -> None:
         sessions = self._sessions
         session_id = sessions.rpc.session_of(Acp.UPDATE, "notification", params)
-        session = sessions._sessions.get(session_id) if session_id else None
+        session = sessions._sessions.get(session_id) if session_id is not None else None
         if session is not None:
             await session._room()
         assert self._name is not None

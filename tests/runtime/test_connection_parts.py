@@ -753,3 +753,179 @@ def test_a_process_given_without_a_watch_is_ended_within_the_close_grace(m: Modu
         assert loop.time() - began < 1.8  # the default grace is 2 s
 
     run(scenario(), timeout=30)
+
+
+def test_a_request_cancelled_while_its_line_is_drained_sends_a_cancel(m: ModuleType) -> None:
+    """A request cancelled after its line was handed to the output, while the output is
+    still draining it (the peer reads nothing yet), did reach the peer: ``$/cancel_request``
+    follows its line."""
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        ours, peer = socket.socketpair()
+        peer.setblocking(False)
+        reader, writer = await asyncio.open_connection(sock=ours)
+        conn = m.RPC.connect("client", reader, writer)
+        conn.start(Stuck())
+        ask = asyncio.ensure_future(conn.request("_ext/ask", {"data": "x" * 8_000_000}))
+        await asyncio.sleep(0.05)
+        assert not ask.done()  # its line written, the drain held: the peer reads nothing
+        ask.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await ask
+        data = b""
+        while True:
+            try:
+                data += await asyncio.wait_for(loop.sock_recv(peer, 1 << 20), 0.5)
+            except asyncio.TimeoutError:
+                break
+        lines = [json.loads(line) for line in data.splitlines() if line.strip()]
+        assert [line.get("method") for line in lines] == ["_ext/ask", "$/cancel_request"]
+        assert lines[1]["params"] == {"requestId": lines[0]["id"]}
+        await conn.close()
+        peer.close()
+
+    run(scenario(), timeout=30)
+
+
+def test_a_handler_that_closes_its_connection_goes_on_after_awaiting(m: ModuleType) -> None:
+    """The close a request handler makes does not cancel that handler's task: the handler
+    goes on past its next ``await``."""
+
+    class Closing:
+        conn: Any = None
+        after = False
+
+        async def fs_read_text_file(self, params: Any) -> Any:
+            await self.conn.close("asked by a handler")
+            await asyncio.sleep(0)
+            await asyncio.sleep(0.01)
+            self.after = True
+            return m.RPC.codec.load(m.ReadTextFileResponse, {"content": "x"})
+
+    async def scenario() -> None:
+        handler = Closing()
+        async with raw_peer(m, "client", handler, start=False, close_grace=5) as (
+            conn,
+            peer,
+        ):
+            handler.conn = conn
+            conn.start(handler)
+            params = {"sessionId": "s", "path": "/a"}
+            await peer.send(
+                {"jsonrpc": "2.0", "id": 1, "method": "fs/read_text_file", "params": params}
+            )
+            await asyncio.wait_for(conn.closed, 4)
+            for _ in range(200):
+                if handler.after:
+                    break
+                await asyncio.sleep(0.01)
+            assert handler.after
+
+    run(scenario(), timeout=30)
+
+
+def test_a_handler_that_ignores_its_cancellation_is_cancelled_again_after_the_grace(
+    m: ModuleType,
+) -> None:
+    """A close cancels the running request handlers; one that ignores it and goes on
+    waiting is cancelled once more when ``close_grace`` is over, before the close ends."""
+
+    class Stubborn:
+        def __init__(self) -> None:
+            self.started = asyncio.Event()
+            self.cancels = 0
+
+        async def fs_read_text_file(self, params: Any) -> Any:
+            self.started.set()
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                self.cancels += 1
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                self.cancels += 1
+                raise
+            return m.RPC.codec.load(m.ReadTextFileResponse, {"content": "x"})
+
+    async def scenario() -> None:
+        handler = Stubborn()
+        async with raw_peer(m, "client", handler, close_grace=0.2) as (conn, peer):
+            params = {"sessionId": "s", "path": "/a"}
+            await peer.send(
+                {"jsonrpc": "2.0", "id": 1, "method": "fs/read_text_file", "params": params}
+            )
+            await asyncio.wait_for(handler.started.wait(), 10)
+            await asyncio.wait_for(conn.close(), 10)
+            for _ in range(200):
+                if handler.cancels == 2:
+                    break
+                await asyncio.sleep(0.01)
+            assert handler.cancels == 2
+
+    run(scenario(), timeout=30)
+
+
+def test_a_notification_handler_can_close_its_connection(m: ModuleType) -> None:
+    """A close from a notification handler runs in the task of the handlers of its
+    session: it neither waits for that task (``drain_timeout`` is long here) nor cancels
+    it."""
+
+    class Closing:
+        conn: Any = None
+        after = False
+
+        async def session_update(self, params: Any) -> None:
+            await self.conn.close("asked by a notification handler")
+            await asyncio.sleep(0)
+            self.after = True
+
+    async def scenario() -> None:
+        handler = Closing()
+        async with raw_peer(m, "client", handler, start=False, drain_timeout=30) as (
+            conn,
+            peer,
+        ):
+            handler.conn = conn
+            conn.start(handler)
+            await peer.send(update("1"))
+            await asyncio.wait_for(conn.closed, 10)
+            assert conn.close_reason == "asked by a notification handler"
+            for _ in range(200):
+                if handler.after:
+                    break
+                await asyncio.sleep(0.01)
+            assert handler.after
+
+    run(scenario(), timeout=30)
+
+
+def test_an_answer_queued_behind_a_notification_a_close_drops_is_delivered(
+    m: ModuleType,
+) -> None:
+    """An answer that waits behind a notification of its session still being handled
+    when the connection closes (past ``drain_timeout``) is delivered all the same: the
+    request gets its result, not a closed connection's error."""
+
+    async def scenario() -> None:
+        client = Stuck()
+        async with raw_peer(m, "client", client, drain_timeout=0.1) as (conn, peer):
+            params = m.RPC.codec.load(
+                m.PromptRequest,
+                {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]},
+            )
+            prompt = asyncio.ensure_future(m.RemoteAgent(conn).session_prompt(params))
+            asked = await peer.recv()
+            await peer.send(update("1"))
+            while client.started < 1:
+                await asyncio.sleep(0.01)
+            answer = {"stopReason": "end_turn"}
+            await peer.send({"jsonrpc": "2.0", "id": asked["id"], "result": answer})
+            await asyncio.sleep(0.2)
+            assert not prompt.done()  # behind the update being handled
+            await asyncio.wait_for(conn.close("enough"), 10)
+            result = await asyncio.wait_for(prompt, 5)
+            assert m.RPC.codec.dump(result)["stopReason"] == "end_turn"
+
+    run(scenario(), timeout=30)

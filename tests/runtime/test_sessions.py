@@ -421,6 +421,54 @@ def test_the_handler_passes_on_what_it_does_not_implement(sdk: Path) -> None:
         handler.session_update
 
 
+@pytest.mark.parametrize("style", STYLES)
+def test_the_handler_hands_each_update_on_to_the_inner_clients_own_handler(style: str, sdk: Path) -> None:
+    m = sdk_module(sdk, style, "v1")
+
+    class Recording:
+        def __init__(self) -> None:
+            self.seen: list[Any] = []
+
+        async def session_update(self, params: Any) -> None:
+            self.seen.append(params)
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            client = Recording()
+            conn.start(package(m).ClientSessions(conn).handler(client))
+            await peer.send(chunk_note(7))
+            for _ in range(500):
+                if client.seen:
+                    break
+                await asyncio.sleep(0.01)
+            [params] = client.seen
+            wire = m.RPC.codec.dump(params)
+            assert wire["sessionId"] == "s" and wire["update"]["content"]["text"] == "7"
+
+    run(body())
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_the_handler_of_a_client_without_an_update_handler_takes_updates_quietly(style: str, sdk: Path, caplog: pytest.LogCaptureFixture) -> None:
+    m = sdk_module(sdk, style, "v1")
+
+    async def body() -> None:
+        async with raw_peer(m, "client", None, start=False) as (conn, peer):
+            sessions = package(m).ClientSessions(conn)
+            conn.start(sessions.handler(object()))
+            await peer.send(chunk_note(1), chunk_note(2))
+            for _ in range(500):
+                if conn._load() == 0 and sessions.session("s").snapshot().messages:
+                    break
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.1)
+            assert sessions.session("s").snapshot().messages[0].text == "12"
+
+    caplog.set_level(logging.DEBUG)
+    run(body())
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
 def test_forgetting_a_session_never_made_is_nothing(sdk: Path) -> None:
     m = sdk_module(sdk, "typeddict", "v1")
 
@@ -486,6 +534,26 @@ def test_an_iterator_at_max_queued_stops_the_next_update_being_handled(style: st
             await asyncio.sleep(0.1)
             assert len(updates._feed.items) == 3
             await updates.aclose()  # no iterator left to wait for: the rest is read
+            await asyncio.wait_for(sending, 5)
+
+    run(body())
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_an_iterator_of_a_session_whose_id_is_empty_holds_the_connection_back_too(style: str, sdk: Path) -> None:
+    """The empty string is a session id like any other: its iterator gets the updates
+    and holds the connection back at ``max_queued`` (reading one notification ahead)."""
+    m = sdk_module(sdk, style, "v1")
+
+    async def body() -> None:
+        async with served(m, max_in_flight=1, max_queued=3) as (sessions, conn, peer):
+            updates = sessions.session("").updates()
+            notes = [note({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": str(i)}}, "") for i in range(20)]
+            sending = asyncio.create_task(peer.send(*notes))
+            await asyncio.sleep(0.2)
+            assert len(updates._feed.items) == 3
+            assert (await updates.__anext__()).data["content"]["text"] == "0"
+            await updates.aclose()
             await asyncio.wait_for(sending, 5)
 
     run(body())

@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 03d3ef92b3ce45914491a34a1ab80080af266f25af4eb8e898ffd545970c72f2
+# input-hash: 4af1cf8a26353e6b72f4523d998d456245aa9359f78252850ce9d754cca5b08d
 """ACP v1 stable bindings (dataclasses, standard library only)."""
 
 from __future__ import annotations
