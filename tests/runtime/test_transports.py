@@ -403,8 +403,10 @@ class Client:
 async def main():
     conn = await m.RPC.stdio("client", max_line=2_000_000)
     loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
-    # a pipe is read by the loop, a file by a thread of its own
-    print("limit", conn.reader._limit, loop, "threads", threading.active_count(), file=sys.stderr)
+    # a pipe is read by the loop, a file by a thread of its own; a pipe is written
+    # through the loop (with backpressure), a file directly
+    writer = type(conn.writer).__name__
+    print("limit", conn.reader._limit, loop, "threads", threading.active_count(), writer, file=sys.stderr)
     await conn.serve(Client())
     print("served", file=sys.stderr)
 
@@ -455,8 +457,8 @@ def test_stdio_reads_a_file_or_a_pipe_and_writes_the_other(m: ModuleType, tmp_pa
             done = subprocess.run(_stdio_child(m), input=asked, stdout=stdout, stderr=subprocess.PIPE, timeout=120)
         out = (tmp_path / "out").read_bytes()
     loop = "uvloop" if os.environ.get("ACPGEN_TEST_UVLOOP") else "asyncio"  # see test_transports_uvloop.py
-    threads = "2" if stdin_is == "file" else "1"
-    assert done.returncode == 0 and done.stderr.decode().split() == ["limit", str(4 * 256 * 1024), loop, "threads", threads, "served"], done.stderr.decode()[-3000:]
+    threads, writer = ("2", "StreamWriter") if stdin_is == "file" else ("1", "_FileWriter")  # the other end is a pipe
+    assert done.returncode == 0 and done.stderr.decode().split() == ["limit", str(4 * 256 * 1024), loop, "threads", threads, writer, "served"], done.stderr.decode()[-3000:]
     assert _answered(out) == {i: {"content": str(n)} for i, n in enumerate(_SIZES)}
 
 
