@@ -1,7 +1,9 @@
 """Instructions per parsed message on every message set, which do not move with a busy
-machine: acpgen's Pydantic module, acp.schema, and any parse to Python values
-(``TypeAdapter(Any)``), each counted by ``valgrind --tool=callgrind`` over the parse loop
-alone (``validate_json`` through one adapter per type, as in bench/run.py).
+machine: acpgen's Pydantic module, acp.schema, any parse to Python values
+(``TypeAdapter(Any)``) and acpgen's validators building no model instance (every model's
+core schema replaced by its fields' schema: each member validated as in acpgen's module,
+the members left in a dict), each counted by ``valgrind --tool=callgrind`` over the parse
+loop alone (``validate_json`` through one adapter per type, as in bench/run.py).
 
     .venv/bin/python bench/instructions.py      # a few minutes; needs valgrind
     .venv/bin/python bench/instructions.py --kinds mixed   # one set, kind by kind
@@ -28,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run  # noqa: E402
 
 PASSES = 2
-SIDES = ("acpgen", "acp.schema", "any")
+SIDES = ("acpgen", "acp.schema", "any", "no instances")
 
 
 def child(side: str, sets_file: str, name: str, gen: str) -> None:
@@ -52,6 +54,11 @@ def child(side: str, sets_file: str, name: str, gen: str) -> None:
             n: TypeAdapter(getattr(module, n))
             for n in dict.fromkeys(n for n, _ in cases)
         }
+    elif side == "no instances":
+        module = run.load_module(
+            Path(gen) / "acp_pydantic" / "v1.py", "bench_acpgen_pydantic"
+        )
+        held = {n: no_instances(getattr(module, n), cases) for n, _ in cases}
     else:
         adapter = TypeAdapter(Any)
         held = {n: adapter for n, _ in cases}
@@ -64,6 +71,35 @@ def child(side: str, sets_file: str, name: str, gen: str) -> None:
 
     parse(0, 0)  # warm-up, not counted
     print(functools.reduce(parse, range(PASSES), 0))
+
+
+def no_instances(model: Any, cases: list[tuple[str, bytes]]) -> Any:
+    """An adapter (the same Python call as the others) of ``model``'s core schema with
+    every model replaced by its fields' schema: what validating costs without building a
+    model instance."""
+    from pydantic import TypeAdapter
+
+    built = TypeAdapter(model)
+    built.validate_json(next(raw for n, raw in cases if n == model.__name__))
+
+    def fields(schema: Any) -> Any:
+        if isinstance(schema, dict):
+            if schema.get("type") == "model":
+                inner = fields(schema["schema"])
+                return {**inner, "ref": schema["ref"]} if "ref" in schema else inner
+            return {k: fields(v) for k, v in schema.items()}
+        if isinstance(schema, (list, tuple)):
+            return type(schema)(fields(v) for v in schema)
+        return schema
+
+    stripped = fields(built.core_schema)
+
+    class NoInstances:
+        @classmethod
+        def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+            return stripped
+
+    return TypeAdapter(NoInstances)
 
 
 def kind(name: str, raw: bytes) -> str:
@@ -146,7 +182,7 @@ def count_kinds(
 
 
 def count(side: str, sets_file: Path, name: str, gen: Path, work: Path) -> float:
-    out = work / f"callgrind-{side}-{name}"
+    out = work / f"callgrind-{side.replace(' ', '-')}-{name}"
     done = subprocess.run(
         [
             "valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=functools_reduce",
@@ -196,13 +232,16 @@ def main() -> None:
             )
         return
     print(
-        "| set | any parse to Python values | acpgen | acp.schema | acp.schema / acpgen |"
+        "| set | any parse to Python values | acpgen | acp.schema | acp.schema / acpgen "
+        "| acpgen building no model instance | acp.schema / that |"
     )
-    print("|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for name in sets:
         ir = {side: count(side, sets_file, name, gen, work) for side in SIDES}
+        bare = ir["no instances"]
         print(
-            f"| {name} | {ir['any']:,.0f} | {ir['acpgen']:,.0f} | {ir['acp.schema']:,.0f} | {ir['acp.schema'] / ir['acpgen']:.2f}x |"
+            f"| {name} | {ir['any']:,.0f} | {ir['acpgen']:,.0f} | {ir['acp.schema']:,.0f} | {ir['acp.schema'] / ir['acpgen']:.2f}x "
+            f"| {bare:,.0f} | {ir['acp.schema'] / bare:.2f}x |"
         )
 
 

@@ -322,7 +322,8 @@ class _Builder(AliasBuilder):
                 # only when a message is built in Python)
                 return f"Annotated[{members[0]}, _HasTag({py_literal(d.tag)})]"
             tag_attr = self.names.attr(d.variants[0].key, d.tag)
-            return f"Annotated[{' | '.join(members)}, Field(discriminator={py_literal(tag_attr)}), _BY_VALUE]"
+            wire = f"_WireTag({py_literal(d.tag)})"
+            return f"Annotated[{' | '.join(members)}, Field(discriminator={py_literal(tag_attr)}), {wire}, _BY_VALUE]"
         attr = next(self.names.attr(v.key, d.tag) for v in d.variants if v.kind != "default")
         tagged = []
         for v, member in zip(d.variants, members):
@@ -332,11 +333,13 @@ class _Builder(AliasBuilder):
             f"_route({py_literal(d.tag)}, {py_literal(attr)}, frozenset({{{known}}}), "
             f"default={d.default_variant is not None}, fallback={d.open})"
         )
+        markers = [f"Discriminator({router})"]
         catch = d.catch_all
         if catch is not None:
-            caught = members[d.variants.index(catch)]
-            return f"Annotated[Union[{', '.join(tagged)}], Discriminator({router}), _OrVariant({caught}), _BY_VALUE]"
-        return f"Annotated[Union[{', '.join(tagged)}], Discriminator({router}), _BY_VALUE]"
+            markers.append(f"_OrVariant({members[d.variants.index(catch)]})")
+        if wire_routed(d):
+            markers.append(f"_WireTag({py_literal(d.tag)}, frozenset({{{known}}}))")
+        return f"Annotated[Union[{', '.join(tagged)}], {', '.join(markers)}, _BY_VALUE]"
 
     # -- ordering ---------------------------------------------------------------------
     def ordered_classes(self) -> tuple[ClassView, ...]:
@@ -371,6 +374,15 @@ def wire_alias(wire: str) -> str:
     while the wire keeps its own name both ways."""
     text = py_literal(wire)
     return f"validation_alias={text}, serialization_alias={text}"
+
+
+def wire_routed(d: ir.TaggedUnionDef) -> bool:
+    """Whether pydantic-core alone routes JSON values of a routed union as ``_route``
+    does (``_WireTag``): no open fallback, and a default variant, if any, that rules out
+    none of the known tags, so that it stands behind each of them too (``_OrVariant``).
+    A default that rules some out is not checked by its class: only ``_route`` keeps a
+    value with a known tag from it."""
+    return not d.open and d.default_variant in (None, d.catch_all)
 
 
 def route_tag(v: ir.Variant) -> str:

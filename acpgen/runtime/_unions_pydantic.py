@@ -86,6 +86,64 @@ def _route(
     return route
 
 
+class _WireTag:
+    """A tagged union read by its tag's wire name, in pydantic-core alone when parsing
+    JSON. Pydantic's own discriminator looks for the tag under the attribute name first
+    (``type_``, ``session_update``), so a message carrying a key of that name was routed
+    by it; and a routed union (a default variant beside the tagged ones) called a Python
+    function for each value, after turning the JSON value into Python objects.
+
+    JSON: the tag under its wire name chooses the variant; without a known tag, the
+    untagged default variant when there is one. That is what ``_route`` does when the
+    default rules out none of the known tags: ``_OrVariant`` has already put it behind
+    each of them (the renderer gives no ``_WireTag`` to the other routed unions). Python
+    values keep ``_route``, which reads a dict by the wire name and an instance by the
+    attribute."""
+
+    __slots__ = ("tag", "known")
+
+    def __init__(self, tag: str, known: frozenset[Any] | None = None) -> None:
+        self.tag = tag
+        #: a routed union's tag values (its choices are keyed by their text)
+        self.known = known
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        schema = handler(source)
+        holder: Any = None
+        target: Any = schema
+        while target.get("type") == "definitions":  # the union itself is inside
+            holder, target = target, target["schema"]
+        if target["type"] != "tagged-union":
+            return schema
+        choices: dict[Any, Any] = dict(target["choices"])
+        default = choices.pop("<default>", None)
+        if self.known is None:  # pydantic's discriminator: choices keyed by the tag
+            # the attribute's name and the wire name, or the one name they share
+            found = target["discriminator"]
+            paths = [[found]] if isinstance(found, str) else found
+            attr = next((p[0] for p in paths if p != [self.tag]), self.tag)
+            python = core_schema.tagged_union_schema(
+                {str(k): v for k, v in choices.items()},
+                _route(
+                    self.tag, attr, frozenset(choices), default=False, fallback=False
+                ),
+            )
+        else:  # already routed in Python
+            python = target
+            real = {str(k): k for k in self.known}
+            choices = {real[k]: v for k, v in choices.items()}
+        wire: CoreSchema = core_schema.tagged_union_schema(choices, self.tag)
+        if default is not None:
+            wire = core_schema.union_schema([wire, default], mode="left_to_right")
+        both = core_schema.json_or_python_schema(wire, python)
+        if holder is None:
+            return both
+        holder["schema"] = both
+        return schema
+
+
 def _check_alternatives(model: BaseModel) -> None:
     """The sibling unions of the model's class and of its bases
     (``__acp_alternatives__``) hold for its wire form, read after the schema's leniency

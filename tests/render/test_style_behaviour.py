@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 from pydantic import TypeAdapter, ValidationError
 
 from ..conftest import SCHEMAS, generate, import_file, parse_as
@@ -246,3 +247,75 @@ def test_unions_of_null_defs_import_and_validate(style: str, root: Path) -> None
         assert accepted is ok, (name, value)
         if ok:
             assert back == value
+
+
+#: values whose tag stands under its Python attribute name (``type_``, ``session_update``):
+#: (fixture, type, value, the variant class it is read as, or None when rejected)
+ATTRIBUTE_NAMED_TAGS = [
+    ("tagged_union.json", "ContentBlock", {"type_": "text", "text": "hi"}, None),
+    ("tagged_union.json", "ContentBlock", {"type_": "image", "data": "d"}, None),
+    ("tagged_union.json", "Update", {"session_update": "user_message_chunk", "content": {"type": "text", "text": "x"}}, None),
+    ("tagged_union.json", "Update", {"sessionUpdate": "user_message_chunk", "content": {"type_": "text", "text": "x"}}, None),
+    # the wire tag decides; the other key is an unknown member
+    ("tagged_union.json", "ContentBlock", {"type": "text", "type_": "image", "text": "hi"}, "TextContentBlock"),
+    ("tagged_union.json", "Update", {"sessionUpdate": "agent_message_chunk", "session_update": "user_message_chunk",
+                                     "content": {"type": "text", "text": "x"}}, "AgentMessageChunkUpdate"),
+    # no wire tag: the untagged default variant, or nothing
+    ("default_member.json", "McpServer", {"type_": "http", "url": "u"}, None),
+    ("default_member.json", "McpServer", {"type_": "http", "command": "c"}, "McpServerStdio"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("style", ("pydantic", *STYLES))
+@pytest.mark.parametrize(("fixture", "name", "data", "read_as"), ATTRIBUTE_NAMED_TAGS)
+def test_a_tag_is_read_under_its_wire_name_only(
+    style: str, root: Path, fixture: str, name: str, data: Any, read_as: str | None
+) -> None:
+    """JSON Schema requires a union's tag under its wire name: the bindings accept a value
+    exactly when the schema does, whatever other keys it carries, as JSON and (Pydantic)
+    as a Python dict."""
+    schema = json.loads((SCHEMAS / fixture).read_text())
+    verdict = Draft202012Validator({**schema, "$ref": f"#/$defs/{name}"}).is_valid(data)
+    assert verdict is (read_as is not None)  # the fixture's case is what the schema says
+    m = module(root, fixture, style)
+    accepted, _ = parse_as(style, m, name, data)
+    assert accepted is verdict
+    if style == "pydantic":
+        try:
+            value = TypeAdapter(getattr(m, name)).validate_python(data)
+        except ValidationError:
+            value = None
+        assert (value is not None) is verdict
+        if read_as is not None:
+            assert type(value).__name__ == read_as
+            assert type(TypeAdapter(getattr(m, name)).validate_json(json.dumps(data))).__name__ == read_as
+    elif style == "dataclasses" and read_as is not None:
+        assert type(m.load(getattr(m, name), data)).__name__ == read_as
+
+
+def _calls_python(schema: Any) -> bool:
+    """Whether a core schema holds a Python function (a discriminator, a validator)."""
+    if callable(schema) and not isinstance(schema, type):
+        return True
+    if isinstance(schema, dict):
+        return any(_calls_python(v) for k, v in schema.items() if k not in ("cls", "metadata", "serialization"))
+    if isinstance(schema, (list, tuple)):
+        return any(_calls_python(v) for v in schema)
+    return False
+
+
+@pytest.mark.parametrize(
+    ("fixture", "name", "routed_in_python"),
+    [("tagged_union.json", "Update", False), ("default_member.json", "McpServer", False), ("open_union.json", "ToolCallContent", True)],
+)
+def test_only_an_open_union_calls_python_to_route_json(root: Path, fixture: str, name: str, routed_in_python: bool) -> None:
+    """Pydantic: a JSON value of a closed union or of one with an untagged default variant
+    is routed by pydantic-core alone; one with an open fallback keeps its routing function."""
+    m = module(root, fixture, "pydantic")
+    adapter: TypeAdapter[Any] = TypeAdapter(getattr(m, name))
+    schema: Any = adapter.core_schema
+    while schema["type"] == "definitions":
+        schema = schema["schema"]
+    json_side = schema["json_schema"] if schema["type"] == "json-or-python" else schema
+    assert _calls_python(json_side) is routed_in_python
+

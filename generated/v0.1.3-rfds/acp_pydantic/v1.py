@@ -3,7 +3,7 @@
 # overlay: rfd/session-config-options sha256:9261092246f6e04a34615d26a81a40ab8e87959c5a74604ef61a9da217d382bc
 # overlay: rfd/boolean-config-option sha256:8a169b6bf7d4c0b70b2789ec6a6e23f115292a5f64cac615f25330465d0eaa6d
 # overlay: rfd/open-enums sha256:84c843d2f9e0f7ac692633cf04e571408dd4eb9fe24d5683153733fcd6c83474
-# input-hash: 66c87a487c89a9473b15370cf9ef4b5385a24fa36f4c9969ab1dfc5e0a43a4e7
+# input-hash: e534e6c3df017c0c780521f782f340aaa555066adac47bc19b79ed25a883f32d
 """ACP v1 stable bindings (Pydantic v2)."""
 
 from typing import (
@@ -45,6 +45,7 @@ from ._unions import (
     _Group,
     _route,
     _strict,
+    _WireTag,
 )
 
 _CODEC: Final = PydanticCodec()
@@ -1171,6 +1172,7 @@ class SelectedRequestPermissionOutcome(AcpBaseModel):
 RequestPermissionOutcome: TypeAlias = Annotated[
     CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome,
     Field(discriminator="outcome"),
+    _WireTag("outcome"),
     _BY_VALUE,
 ]
 """The outcome of a permission request."""
@@ -1494,6 +1496,7 @@ SetSessionConfigOptionRequest: TypeAlias = Annotated[
         _route("type", "type_", frozenset({"boolean"}), default=True, fallback=False)
     ),
     _OrVariant(ValueIdSetSessionConfigOptionRequest),
+    _WireTag("type", frozenset({"boolean"})),
     _BY_VALUE,
 ]
 """Request parameters for setting a session configuration option."""
