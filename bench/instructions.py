@@ -58,7 +58,10 @@ def child(side: str, sets_file: str, name: str, gen: str) -> None:
         module = run.load_module(
             Path(gen) / "acp_pydantic" / "v1.py", "bench_acpgen_pydantic"
         )
-        held = {n: no_instances(getattr(module, n), cases) for n, _ in cases}
+        held = {
+            n: no_instances(getattr(module, n), cases)
+            for n in dict.fromkeys(n for n, _ in cases)
+        }
     else:
         adapter = TypeAdapter(Any)
         held = {n: adapter for n, _ in cases}
